@@ -1,0 +1,504 @@
+/* Configuration records, merges and directive handlers.
+ *
+ * Every field starts "unset" and every merge takes the nearer value when
+ * it is set, so a vhost or directory that sets one directive keeps all
+ * the others it inherits (mod_deflate and mod_brotli lose them).
+ */
+#include "adf_config.h"
+#include "adf_parse.h"
+
+#include <apr_strings.h>
+#include <string.h>
+#include <strings.h>
+
+/* Compressible by default: text, scripts, data and markup; never media
+ * that is already compressed. */
+static const char *const default_types[] = {
+    "text/*",
+    "application/javascript", "application/x-javascript",
+    "application/ecmascript", "application/json", "application/*+json",
+    "application/xml", "application/*+xml", "image/svg+xml",
+    "application/wasm", "application/x-font-ttf", "font/ttf", "font/otf",
+    "application/vnd.ms-fontobject", "image/x-icon",
+    "image/vnd.microsoft.icon", "image/bmp",
+    NULL
+};
+
+static const adf_size_cap_t default_caps[] = {
+    { ADF_SIZE_UNKNOWN, 6 },
+    { 256 * 1024, 9 },
+    { 2 * 1024 * 1024, 6 },
+    { ADF_SIZE_ANY, 4 },
+};
+
+static const adf_coding_e default_prefs[] = {
+#ifdef ADF_HAVE_BROTLI
+    ADF_BR,
+#endif
+    ADF_GZIP
+};
+
+static const int default_level_min[ADF_NCODINGS] = {
+    0, ADF_DEFAULT_GZIP_MIN, ADF_DEFAULT_BR_MIN
+};
+static const int default_level_max[ADF_NCODINGS] = {
+    0, ADF_DEFAULT_GZIP_MAX, ADF_DEFAULT_BR_MAX
+};
+
+static apr_array_header_t *default_types_arr;
+
+/* ---- records and merges -------------------------------------------------- */
+
+void *adf_create_srv_conf(apr_pool_t *p, server_rec *s)
+{
+    adf_srv_conf_t *sc = apr_pcalloc(p, sizeof(*sc));
+
+    sc->load_source = ADF_UNSET;
+    sc->load_interval = ADF_UNSET;
+    sc->cpu_target = ADF_UNSET;
+    sc->cpu_off = ADF_UNSET;
+    sc->cpu_on = ADF_UNSET;
+    return sc;
+}
+
+#define MERGE(field) (add->field != ADF_UNSET ? add->field : base->field)
+#define MERGE_PTR(field) (add->field ? add->field : base->field)
+
+void *adf_merge_srv_conf(apr_pool_t *p, void *basev, void *addv)
+{
+    const adf_srv_conf_t *base = basev, *add = addv;
+    adf_srv_conf_t *sc = apr_pcalloc(p, sizeof(*sc));
+
+    sc->load_source = MERGE(load_source);
+    sc->load_path = add->load_source != ADF_UNSET ? add->load_path
+                                                  : base->load_path;
+    sc->load_interval = MERGE(load_interval);
+    sc->cpu_target = MERGE(cpu_target);
+    sc->cpu_off = MERGE(cpu_off);
+    sc->cpu_on = MERGE(cpu_on);
+    return sc;
+}
+
+void *adf_create_dir_conf(apr_pool_t *p, char *dir)
+{
+    adf_dir_conf_t *dc = apr_pcalloc(p, sizeof(*dc));
+    int i;
+
+    dc->enabled = ADF_UNSET;
+    dc->precompressed = ADF_UNSET;
+    dc->proxied = ADF_UNSET;
+    dc->min_length = ADF_UNSET;
+    for (i = 0; i < ADF_NCODINGS; i++) {
+        dc->level_min[i] = ADF_UNSET;
+        dc->level_max[i] = ADF_UNSET;
+    }
+    return dc;
+}
+
+void *adf_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
+{
+    const adf_dir_conf_t *base = basev, *add = addv;
+    adf_dir_conf_t *dc = apr_pcalloc(p, sizeof(*dc));
+    int i;
+
+    dc->enabled = MERGE(enabled);
+    dc->precompressed = MERGE(precompressed);
+    dc->proxied = MERGE(proxied);
+    dc->types = MERGE_PTR(types);
+    for (i = 0; i < ADF_NCODINGS; i++) {
+        /* MIN and MAX are set together, so they merge together. */
+        int set = add->level_min[i] != ADF_UNSET;
+        dc->level_min[i] = set ? add->level_min[i] : base->level_min[i];
+        dc->level_max[i] = set ? add->level_max[i] : base->level_max[i];
+    }
+    dc->min_length = MERGE(min_length);
+    dc->caps = MERGE_PTR(caps);
+    if (add->nprefs) {
+        dc->nprefs = add->nprefs;
+        memcpy(dc->prefs, add->prefs, sizeof(dc->prefs));
+    }
+    else {
+        dc->nprefs = base->nprefs;
+        memcpy(dc->prefs, base->prefs, sizeof(dc->prefs));
+    }
+    dc->statuses = MERGE_PTR(statuses);
+    return dc;
+}
+
+/* ---- effective values ------------------------------------------------------ */
+
+int adf_conf_enabled(const adf_dir_conf_t *dc)
+{
+    return dc->enabled == 1;
+}
+
+int adf_conf_precompressed(const adf_dir_conf_t *dc)
+{
+    return dc->precompressed == 1;
+}
+
+int adf_conf_proxied(const adf_dir_conf_t *dc)
+{
+    return dc->proxied != 0;
+}
+
+const apr_array_header_t *adf_conf_types(const adf_dir_conf_t *dc)
+{
+    return dc->types ? dc->types : default_types_arr;
+}
+
+int adf_conf_status_ok(const adf_dir_conf_t *dc, int status)
+{
+    int i;
+
+    if (!dc->statuses) {
+        return status == HTTP_OK;
+    }
+    for (i = 0; i < dc->statuses->nelts; i++) {
+        if (APR_ARRAY_IDX(dc->statuses, i, int) == status) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void adf_conf_policy(const adf_dir_conf_t *dc, adf_policy_conf_t *pc)
+{
+    int i;
+
+    for (i = 0; i < ADF_NCODINGS; i++) {
+        pc->level_min[i] = dc->level_min[i] != ADF_UNSET
+                           ? dc->level_min[i] : default_level_min[i];
+        pc->level_max[i] = dc->level_max[i] != ADF_UNSET
+                           ? dc->level_max[i] : default_level_max[i];
+    }
+    pc->min_length = dc->min_length != ADF_UNSET ? dc->min_length
+                                                 : ADF_DEFAULT_MIN_LENGTH;
+    if (dc->caps) {
+        pc->caps = (const adf_size_cap_t *)dc->caps->elts;
+        pc->ncaps = dc->caps->nelts;
+    }
+    else {
+        pc->caps = default_caps;
+        pc->ncaps = sizeof(default_caps) / sizeof(default_caps[0]);
+    }
+    if (dc->nprefs) {
+        pc->nprefs = dc->nprefs;
+        memcpy(pc->prefs, dc->prefs, sizeof(pc->prefs));
+    }
+    else {
+        pc->nprefs = sizeof(default_prefs) / sizeof(default_prefs[0]);
+        memcpy(pc->prefs, default_prefs, sizeof(default_prefs));
+    }
+}
+
+void adf_conf_control(const adf_srv_conf_t *sc, adf_control_conf_t *cc)
+{
+    cc->target = sc->cpu_target != ADF_UNSET ? sc->cpu_target
+                                             : ADF_DEFAULT_CPU_TARGET;
+    cc->limit_off = sc->cpu_off != ADF_UNSET ? sc->cpu_off
+                                             : ADF_DEFAULT_CPU_OFF;
+    cc->limit_on = sc->cpu_on != ADF_UNSET ? sc->cpu_on : ADF_DEFAULT_CPU_ON;
+}
+
+apr_interval_time_t adf_conf_interval(const adf_srv_conf_t *sc)
+{
+    return sc->load_interval != ADF_UNSET ? sc->load_interval
+                                          : ADF_DEFAULT_INTERVAL;
+}
+
+adf_source_e adf_conf_source(const adf_srv_conf_t *sc, const char **path)
+{
+    *path = sc->load_path;
+    return sc->load_source != ADF_UNSET ? (adf_source_e)sc->load_source
+                                        : ADF_SRC_AUTO;
+}
+
+/* ---- directive handlers ---------------------------------------------------- */
+
+static const char *fail(cmd_parms *cmd, const char *err)
+{
+    return apr_psprintf(cmd->pool, "%s: %s", cmd->cmd->name, err);
+}
+
+/* The controller is one per server: its settings live in the main server. */
+static const char *global_only(cmd_parms *cmd)
+{
+    return ap_check_cmd_context(cmd, GLOBAL_ONLY);
+}
+
+static const char *set_flag(cmd_parms *cmd, void *cfg, int on)
+{
+    adf_dir_conf_t *dc = cfg;
+    int *field = (int *)((char *)dc + (apr_size_t)cmd->info);
+
+    *field = on;
+    return NULL;
+}
+
+static const char *set_types(cmd_parms *cmd, void *cfg, int argc,
+                             char *const argv[])
+{
+    adf_dir_conf_t *dc = cfg;
+    int i;
+
+    if (argc < 1) {
+        return fail(cmd, "needs at least one media type (e.g. text/html)");
+    }
+    dc->types = apr_array_make(cmd->pool, argc, sizeof(const char *));
+    for (i = 0; i < argc; i++) {
+        if (!strchr(argv[i], '/')) {
+            return fail(cmd, apr_psprintf(cmd->pool, "'%s' is not a media "
+                                          "type (type/subtype, * allowed)",
+                                          argv[i]));
+        }
+        APR_ARRAY_PUSH(dc->types, const char *) = apr_pstrdup(cmd->pool,
+                                                              argv[i]);
+    }
+    return NULL;
+}
+
+static const char *set_levels(cmd_parms *cmd, void *cfg, const char *lo,
+                              const char *hi)
+{
+    adf_dir_conf_t *dc = cfg;
+    adf_coding_e c = (adf_coding_e)(apr_size_t)cmd->info;
+    long min, max;
+    const char *err;
+    int lmin = c == ADF_GZIP ? 1 : 0, lmax = c == ADF_GZIP ? 9 : 11;
+
+    if ((err = adf_parse_long(cmd->pool, lo, lmin, lmax, &min))
+        || (err = adf_parse_long(cmd->pool, hi, lmin, lmax, &max))) {
+        return fail(cmd, err);
+    }
+    if (min > max) {
+        return fail(cmd, apr_psprintf(cmd->pool, "MIN %ld is above MAX %ld",
+                                      min, max));
+    }
+    dc->level_min[c] = (int)min;
+    dc->level_max[c] = (int)max;
+    return NULL;
+}
+
+static const char *set_min_length(cmd_parms *cmd, void *cfg, const char *arg)
+{
+    adf_dir_conf_t *dc = cfg;
+    const char *err = adf_parse_size(cmd->pool, arg, &dc->min_length);
+
+    return err ? fail(cmd, err) : NULL;
+}
+
+static const char *set_caps(cmd_parms *cmd, void *cfg, int argc,
+                            char *const argv[])
+{
+    adf_dir_conf_t *dc = cfg;
+    int i, j;
+
+    if (argc < 1) {
+        return fail(cmd, "needs SIZE:LEVEL pairs, or 'none'");
+    }
+    dc->caps = apr_array_make(cmd->pool, argc, sizeof(adf_size_cap_t));
+    if (argc == 1 && !strcasecmp(argv[0], "none")) {
+        return NULL;
+    }
+    for (i = 0; i < argc; i++) {
+        adf_size_cap_t *cap = apr_array_push(dc->caps);
+        const char *err = adf_parse_size_level(cmd->pool, argv[i], &cap->size,
+                                               &cap->level);
+        if (err) {
+            return fail(cmd, err);
+        }
+        for (j = 0; j < i; j++) {
+            if (APR_ARRAY_IDX(dc->caps, j, adf_size_cap_t).size == cap->size) {
+                return fail(cmd, apr_psprintf(cmd->pool, "'%s' repeats a "
+                                              "size", argv[i]));
+            }
+        }
+    }
+    adf_caps_sort((adf_size_cap_t *)dc->caps->elts, dc->caps->nelts);
+    return NULL;
+}
+
+static const char *set_encodings(cmd_parms *cmd, void *cfg, int argc,
+                                 char *const argv[])
+{
+    adf_dir_conf_t *dc = cfg;
+    int i, j;
+
+    if (argc < 1 || argc > ADF_MAX_PREFS) {
+        return fail(cmd, "takes one or two of: br gzip");
+    }
+    for (i = 0; i < argc; i++) {
+        int c = adf_coding_from_name(argv[i]);
+        if (c < 0) {
+            return fail(cmd, apr_psprintf(cmd->pool, "unknown coding '%s' "
+                                          "(br or gzip)", argv[i]));
+        }
+#ifndef ADF_HAVE_BROTLI
+        if (c == ADF_BR) {
+            return fail(cmd, "this build has no brotli support");
+        }
+#endif
+        for (j = 0; j < i; j++) {
+            if (dc->prefs[j] == (adf_coding_e)c) {
+                return fail(cmd, apr_psprintf(cmd->pool, "'%s' is listed "
+                                              "twice", argv[i]));
+            }
+        }
+        dc->prefs[i] = (adf_coding_e)c;
+    }
+    dc->nprefs = argc;
+    return NULL;
+}
+
+static const char *set_statuses(cmd_parms *cmd, void *cfg, int argc,
+                                char *const argv[])
+{
+    adf_dir_conf_t *dc = cfg;
+    int i;
+
+    if (argc < 1) {
+        return fail(cmd, "needs at least one status code");
+    }
+    dc->statuses = apr_array_make(cmd->pool, argc, sizeof(int));
+    for (i = 0; i < argc; i++) {
+        long st;
+        const char *err = adf_parse_long(cmd->pool, argv[i], 200, 599, &st);
+        if (err) {
+            return fail(cmd, err);
+        }
+        if (st == HTTP_NO_CONTENT || st == HTTP_PARTIAL_CONTENT
+            || st == HTTP_NOT_MODIFIED || st == HTTP_RESET_CONTENT) {
+            return fail(cmd, apr_psprintf(cmd->pool, "status %ld has no "
+                                          "body to compress", st));
+        }
+        APR_ARRAY_PUSH(dc->statuses, int) = (int)st;
+    }
+    return NULL;
+}
+
+static const char *set_source(cmd_parms *cmd, void *cfg, const char *arg)
+{
+    adf_srv_conf_t *sc = ap_get_module_config(cmd->server->module_config,
+                                              &adaptive_deflate_module);
+    adf_source_e src;
+    const char *err = global_only(cmd);
+
+    if (err) {
+        return err;
+    }
+    if ((err = adf_source_parse(cmd->pool, arg, &src, &sc->load_path))) {
+        return fail(cmd, err);
+    }
+    if (sc->load_path) {
+        sc->load_path = ap_server_root_relative(cmd->pool, sc->load_path);
+    }
+    sc->load_source = src;
+    return NULL;
+}
+
+static const char *set_interval(cmd_parms *cmd, void *cfg, const char *arg)
+{
+    adf_srv_conf_t *sc = ap_get_module_config(cmd->server->module_config,
+                                              &adaptive_deflate_module);
+    const char *err = global_only(cmd);
+
+    if (!err) {
+        err = adf_parse_interval(cmd->pool, arg, apr_time_from_msec(100),
+                                 apr_time_from_sec(60), &sc->load_interval);
+        if (err) {
+            return fail(cmd, err);
+        }
+    }
+    return err;
+}
+
+static const char *set_target(cmd_parms *cmd, void *cfg, const char *arg)
+{
+    adf_srv_conf_t *sc = ap_get_module_config(cmd->server->module_config,
+                                              &adaptive_deflate_module);
+    const char *err = global_only(cmd);
+
+    if (!err && (err = adf_parse_percent(cmd->pool, arg, &sc->cpu_target))) {
+        return fail(cmd, err);
+    }
+    if (!err && (sc->cpu_target < 1 || sc->cpu_target > 99)) {
+        return fail(cmd, "the target must be between 1 and 99");
+    }
+    return err;
+}
+
+static const char *set_limit(cmd_parms *cmd, void *cfg, const char *off,
+                             const char *on)
+{
+    adf_srv_conf_t *sc = ap_get_module_config(cmd->server->module_config,
+                                              &adaptive_deflate_module);
+    const char *err = global_only(cmd);
+
+    if (err) {
+        return err;
+    }
+    if ((err = adf_parse_percent(cmd->pool, off, &sc->cpu_off))
+        || (err = adf_parse_percent(cmd->pool, on, &sc->cpu_on))) {
+        return fail(cmd, err);
+    }
+    if (sc->cpu_on > sc->cpu_off) {
+        return fail(cmd, apr_psprintf(cmd->pool, "ON (%d) must not be above "
+                                      "OFF (%d)", sc->cpu_on, sc->cpu_off));
+    }
+    return NULL;
+}
+
+/* Called once the records exist: the default type list is built here so
+ * adf_conf_types never allocates per request. */
+void adf_config_init(apr_pool_t *p)
+{
+    int i;
+
+    default_types_arr = apr_array_make(p, 20, sizeof(const char *));
+    for (i = 0; default_types[i]; i++) {
+        APR_ARRAY_PUSH(default_types_arr, const char *) = default_types[i];
+    }
+}
+
+#define DIR_CTX (RSRC_CONF | ACCESS_CONF | OR_FILEINFO)
+#define FLAG_AT(field) ((void *)APR_OFFSETOF(adf_dir_conf_t, field))
+
+const command_rec adf_cmds[] = {
+    AP_INIT_FLAG("AdaptiveDeflate", set_flag, FLAG_AT(enabled), DIR_CTX,
+                 "On to compress responses of compressible types"),
+    AP_INIT_TAKE_ARGV("AdaptiveDeflateTypes", set_types, NULL, DIR_CTX,
+                      "media types to compress (replaces the default list)"),
+    AP_INIT_TAKE2("AdaptiveDeflateGzipLevels", set_levels,
+                  (void *)(apr_size_t)ADF_GZIP, DIR_CTX,
+                  "MIN MAX: the gzip levels (1-9) the controller moves in"),
+    AP_INIT_TAKE2("AdaptiveDeflateBrotliQualities", set_levels,
+                  (void *)(apr_size_t)ADF_BR, DIR_CTX,
+                  "MIN MAX: the brotli qualities (0-11) the controller "
+                  "moves in"),
+    AP_INIT_TAKE1("AdaptiveDeflateMinLength", set_min_length, NULL, DIR_CTX,
+                  "bytes: shorter responses are sent as they are"),
+    AP_INIT_TAKE_ARGV("AdaptiveDeflateSizeLevels", set_caps, NULL, DIR_CTX,
+                      "SIZE:LEVEL ... caps the level by response size "
+                      "('*' any size, 'unknown' no length), or 'none'"),
+    AP_INIT_TAKE_ARGV("AdaptiveDeflateEncodings", set_encodings, NULL,
+                      DIR_CTX, "codings in server preference order "
+                      "(ties between equal q-values)"),
+    AP_INIT_TAKE_ARGV("AdaptiveDeflateStatuses", set_statuses, NULL, DIR_CTX,
+                      "status codes whose bodies may be compressed"),
+    AP_INIT_FLAG("AdaptiveDeflateProxied", set_flag, FLAG_AT(proxied),
+                 DIR_CTX, "Off to leave requests that came through a proxy "
+                 "(Via) uncompressed"),
+    AP_INIT_FLAG("AdaptiveDeflatePrecompressed", set_flag,
+                 FLAG_AT(precompressed), DIR_CTX,
+                 "On to serve fresh .br/.gz siblings of static files"),
+    AP_INIT_TAKE1("AdaptiveDeflateLoadSource", set_source, NULL, RSRC_CONF,
+                  "auto, cpus, cgroup, psi or file:PATH"),
+    AP_INIT_TAKE1("AdaptiveDeflateLoadInterval", set_interval, NULL,
+                  RSRC_CONF, "how often the load is sampled (100ms to 60s)"),
+    AP_INIT_TAKE1("AdaptiveDeflateCPUTarget", set_target, NULL, RSRC_CONF,
+                  "CPU percent the controller steers to"),
+    AP_INIT_TAKE2("AdaptiveDeflateCPULimit", set_limit, NULL, RSRC_CONF,
+                  "OFF ON: stop compressing at OFF percent, resume below ON"),
+    { NULL }
+};

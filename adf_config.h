@@ -1,0 +1,70 @@
+/* Configuration: server and directory records, their merges, the
+ * directive handlers and the getters that apply the defaults. */
+#ifndef ADF_CONFIG_H
+#define ADF_CONFIG_H
+
+#include "adf_private.h"
+#include "adf_load.h"
+#include "adf_policy.h"
+#include "adf_control.h"
+
+#define ADF_UNSET (-1)
+
+/* Settings of the one load controller: main server only. */
+typedef struct {
+    int load_source;                    /* adf_source_e or unset */
+    const char *load_path;
+    apr_interval_time_t load_interval;  /* unset: -1 */
+    int cpu_target;
+    int cpu_off, cpu_on;
+} adf_srv_conf_t;
+
+/* Per-response settings: server, vhost, directory and .htaccess. */
+typedef struct {
+    int enabled;
+    int precompressed;
+    int proxied;
+    apr_array_header_t *types;          /* const char * patterns */
+    int level_min[ADF_NCODINGS];
+    int level_max[ADF_NCODINGS];
+    apr_off_t min_length;
+    apr_array_header_t *caps;           /* adf_size_cap_t, sorted */
+    int nprefs;                         /* 0: unset */
+    adf_coding_e prefs[ADF_MAX_PREFS];
+    apr_array_header_t *statuses;       /* int */
+} adf_dir_conf_t;
+
+/* The defaults, in one place. */
+#define ADF_DEFAULT_INTERVAL      apr_time_from_sec(1)
+#define ADF_DEFAULT_CPU_TARGET    80
+#define ADF_DEFAULT_CPU_OFF       95
+#define ADF_DEFAULT_CPU_ON        85
+#define ADF_DEFAULT_MIN_LENGTH    256
+#define ADF_DEFAULT_GZIP_MIN      1
+#define ADF_DEFAULT_GZIP_MAX      9
+#define ADF_DEFAULT_BR_MIN        1
+#define ADF_DEFAULT_BR_MAX        6
+
+/* Build what the getters share; once, from post_config's pool. */
+void adf_config_init(apr_pool_t *p);
+
+void *adf_create_srv_conf(apr_pool_t *p, server_rec *s);
+void *adf_merge_srv_conf(apr_pool_t *p, void *basev, void *addv);
+void *adf_create_dir_conf(apr_pool_t *p, char *dir);
+void *adf_merge_dir_conf(apr_pool_t *p, void *basev, void *addv);
+
+extern const command_rec adf_cmds[];
+
+/* Effective values: configured, else the default. */
+int adf_conf_enabled(const adf_dir_conf_t *dc);
+int adf_conf_precompressed(const adf_dir_conf_t *dc);
+int adf_conf_proxied(const adf_dir_conf_t *dc);
+const apr_array_header_t *adf_conf_types(const adf_dir_conf_t *dc);
+int adf_conf_status_ok(const adf_dir_conf_t *dc, int status);
+/* Fill a policy configuration from the directory's settings. */
+void adf_conf_policy(const adf_dir_conf_t *dc, adf_policy_conf_t *pc);
+void adf_conf_control(const adf_srv_conf_t *sc, adf_control_conf_t *cc);
+apr_interval_time_t adf_conf_interval(const adf_srv_conf_t *sc);
+adf_source_e adf_conf_source(const adf_srv_conf_t *sc, const char **path);
+
+#endif /* ADF_CONFIG_H */

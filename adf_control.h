@@ -1,0 +1,44 @@
+/* The load controller: turns a stream of load samples (percent) into the
+ * compression effort every response is chosen with.  Pure: no httpd.
+ *
+ *  - The newest sample is blended into a moving average (EMA, weight
+ *    ADF_CONTROL_ALPHA) to damp noise.
+ *  - At or above the CPU limit's OFF mark (on the raw sample, so a
+ *    saturated CPU is seen within one interval) nothing new is compressed
+ *    until a sample falls below the ON mark (hysteresis).
+ *  - Otherwise the effort (0 = no compression, 1 = the maximum level)
+ *    integrates the distance of the average from the target: it climbs
+ *    while there is headroom and falls while the CPU is above target, by
+ *    ADF_CONTROL_GAIN per percentage point and interval, with a dead band
+ *    of ADF_CONTROL_DEADBAND points so steady load holds the level still.
+ */
+#ifndef ADF_CONTROL_H
+#define ADF_CONTROL_H
+
+#define ADF_CONTROL_ALPHA     0.5
+#define ADF_CONTROL_GAIN      0.03
+#define ADF_CONTROL_DEADBAND  2.0
+
+typedef struct {
+    double target;              /* percent */
+    double limit_off;           /* stop compressing at or above */
+    double limit_on;            /* resume below */
+} adf_control_conf_t;
+
+typedef struct {
+    double raw;                 /* last sample, percent */
+    double ema;                 /* smoothed load, percent */
+    double effort;              /* 0 .. 1 */
+    int limited;                /* between OFF and ON after a trip */
+    int primed;                 /* has seen a sample */
+} adf_control_t;
+
+/* Start at full effort: an idle server compresses at once. */
+void adf_control_init(adf_control_t *c);
+
+/* Feed one sample (percent, clamped to 0..100); a negative sample means
+ * "no reading" and leaves the state as it was. */
+void adf_control_update(adf_control_t *c, const adf_control_conf_t *conf,
+                        double sample);
+
+#endif /* ADF_CONTROL_H */

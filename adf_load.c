@@ -1,0 +1,654 @@
+/* Load signal parsers and the sampler; see adf_load.h. */
+#include "adf_load.h"
+
+#include <apr_lib.h>
+#include <apr_strings.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#define READ_MAX (512 * 1024)
+
+/* ---- parsers ---------------------------------------------------------- */
+
+static const char *skip_blanks(const char *s)
+{
+    while (*s == ' ' || *s == '\t') {
+        s++;
+    }
+    return s;
+}
+
+/* An unsigned decimal; NULL when there is none or it overflows. */
+static const char *scan_u64(const char *s, apr_uint64_t *v)
+{
+    apr_uint64_t n = 0;
+    const char *start = s;
+
+    while (apr_isdigit(*s)) {
+        if (n > (APR_UINT64_MAX - 9) / 10) {
+            return NULL;
+        }
+        n = n * 10 + (apr_uint64_t)(*s - '0');
+        s++;
+    }
+    if (s == start) {
+        return NULL;
+    }
+    *v = n;
+    return s;
+}
+
+/* A decimal with an optional fraction, e.g. "12.34". */
+static const char *scan_decimal(const char *s, double *v)
+{
+    apr_uint64_t ip, fp = 0;
+    double scale = 1;
+    const char *e = scan_u64(s, &ip);
+
+    if (!e) {
+        return NULL;
+    }
+    if (*e == '.') {
+        e++;
+        while (apr_isdigit(*e)) {
+            if (scale < 1e15) {
+                fp = fp * 10 + (apr_uint64_t)(*e - '0');
+                scale *= 10;
+            }
+            e++;
+        }
+    }
+    *v = (double)ip + (double)fp / scale;
+    return e;
+}
+
+static void cpuset_add(adf_cpuset_t *set, unsigned cpu)
+{
+    set->bits[cpu / 64] |= APR_UINT64_C(1) << (cpu % 64);
+}
+
+static int cpuset_has(const adf_cpuset_t *set, unsigned cpu)
+{
+    return cpu < ADF_MAX_CPUS
+           && (set->bits[cpu / 64] & (APR_UINT64_C(1) << (cpu % 64)));
+}
+
+int adf_cpuset_parse(const char *list, adf_cpuset_t *set)
+{
+    adf_cpuset_t tmp;
+    const char *s = skip_blanks(list);
+    int any = 0;
+
+    memset(&tmp, 0, sizeof(tmp));
+    while (*s && *s != '\n') {
+        apr_uint64_t a, b;
+        const char *e = scan_u64(s, &a);
+
+        if (!e || a >= ADF_MAX_CPUS) {
+            return -1;
+        }
+        b = a;
+        if (*e == '-') {
+            e = scan_u64(e + 1, &b);
+            if (!e || b < a || b >= ADF_MAX_CPUS) {
+                return -1;
+            }
+        }
+        for (; a <= b; a++) {
+            cpuset_add(&tmp, (unsigned)a);
+        }
+        any = 1;
+        if (*e == ',') {
+            e++;
+        }
+        else if (*e && *e != '\n') {
+            return -1;
+        }
+        s = e;
+    }
+    if (!any) {
+        return -1;
+    }
+    *set = tmp;
+    return 0;
+}
+
+int adf_cpuset_count(const adf_cpuset_t *set)
+{
+    int i, n = 0;
+
+    for (i = 0; i < ADF_MAX_CPUS; i++) {
+        n += cpuset_has(set, (unsigned)i);
+    }
+    return n;
+}
+
+int adf_cpuset_from_status(const char *status, adf_cpuset_t *set)
+{
+    static const char key[] = "Cpus_allowed_list:";
+    const char *s = status;
+
+    while (s && *s) {
+        if (!strncmp(s, key, sizeof(key) - 1)) {
+            return adf_cpuset_parse(s + sizeof(key) - 1, set);
+        }
+        s = strchr(s, '\n');
+        if (s) {
+            s++;
+        }
+    }
+    return -1;
+}
+
+int adf_proc_stat_parse(const char *text, const adf_cpuset_t *set,
+                        adf_cpu_times_t *out)
+{
+    const char *s = text;
+    adf_cpu_times_t sum = { 0, 0 };
+    int matched = 0;
+
+    while (s && *s) {
+        const char *eol = strchr(s, '\n');
+        apr_uint64_t cpu;
+        const char *e;
+
+        if (!strncmp(s, "cpu", 3) && (e = scan_u64(s + 3, &cpu)) != NULL
+            && (!set || cpuset_has(set, (unsigned)(cpu < ADF_MAX_CPUS
+                                                   ? cpu : ADF_MAX_CPUS)))) {
+            /* user nice system idle iowait irq softirq steal [guest..] */
+            apr_uint64_t f[8];
+            int i;
+
+            for (i = 0; i < 8; i++) {
+                e = skip_blanks(e);
+                if (!(e = scan_u64(e, &f[i]))) {
+                    return -1;
+                }
+            }
+            sum.busy += f[0] + f[1] + f[2] + f[5] + f[6] + f[7];
+            sum.total += f[0] + f[1] + f[2] + f[3] + f[4] + f[5] + f[6] + f[7];
+            matched++;
+        }
+        s = eol ? eol + 1 : NULL;
+    }
+    if (!matched) {
+        return -1;
+    }
+    *out = sum;
+    return 0;
+}
+
+/* Find "key value" at the start of a line; the value's text or NULL. */
+static const char *find_key(const char *text, const char *key)
+{
+    apr_size_t klen = strlen(key);
+    const char *s = text;
+
+    while (s && *s) {
+        if (!strncmp(s, key, klen) && (s[klen] == ' ' || s[klen] == '\t')) {
+            return skip_blanks(s + klen);
+        }
+        s = strchr(s, '\n');
+        if (s) {
+            s++;
+        }
+    }
+    return NULL;
+}
+
+static int at_end(const char *e)
+{
+    while (*e == ' ' || *e == '\t' || *e == '\n' || *e == '\r') {
+        e++;
+    }
+    return *e == '\0';
+}
+
+int adf_cgroup2_usage(const char *text, apr_uint64_t *usec)
+{
+    const char *v = find_key(text, "usage_usec");
+    const char *e;
+    apr_uint64_t n;
+
+    if (!v || !(e = scan_u64(v, &n)) || (*e && *e != '\n')) {
+        return -1;
+    }
+    *usec = n;
+    return 0;
+}
+
+int adf_cgroup2_max(const char *text, double *cpus)
+{
+    const char *s = skip_blanks(text), *e;
+    apr_uint64_t quota = 0, period;
+    int unlimited = 0;
+
+    if (!strncmp(s, "max", 3)) {
+        unlimited = 1;
+        e = s + 3;
+    }
+    else if (!(e = scan_u64(s, &quota))) {
+        return -1;
+    }
+    if (*e != ' ' || !(e = scan_u64(skip_blanks(e), &period)) || !at_end(e)
+        || period == 0) {
+        return -1;
+    }
+    *cpus = unlimited ? 0 : (double)quota / (double)period;
+    return 0;
+}
+
+int adf_cgroup1_quota(const char *quota, const char *period, double *cpus)
+{
+    const char *s = skip_blanks(quota), *e;
+    apr_uint64_t q, per;
+
+    if (!(e = scan_u64(skip_blanks(period), &per)) || !at_end(e) || !per) {
+        return -1;
+    }
+    if (!strncmp(s, "-1", 2) && at_end(s + 2)) {
+        *cpus = 0;
+        return 0;
+    }
+    if (!(e = scan_u64(s, &q)) || !at_end(e)) {
+        return -1;
+    }
+    *cpus = (double)q / (double)per;
+    return 0;
+}
+
+int adf_parse_u64(const char *text, apr_uint64_t *v)
+{
+    const char *e = scan_u64(skip_blanks(text), v);
+
+    return e && at_end(e) ? 0 : -1;
+}
+
+int adf_psi_some_avg10(const char *text, double *pct)
+{
+    const char *v = find_key(text, "some");
+    const char *e;
+    double d;
+
+    if (!v || strncmp(v, "avg10=", 6) || !(e = scan_decimal(v + 6, &d))
+        || (*e != ' ' && *e != '\n' && *e) || d > 100) {
+        return -1;
+    }
+    *pct = d;
+    return 0;
+}
+
+int adf_load_file_parse(const char *text, double *pct)
+{
+    const char *s = text, *e;
+    double d;
+
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') {
+        s++;
+    }
+    if (!(e = scan_decimal(s, &d)) || !at_end(e) || d > 100) {
+        return -1;
+    }
+    *pct = d;
+    return 0;
+}
+
+int adf_cgroup_self(apr_pool_t *p, const char *text, const char *controller,
+                    char **path, int *v2)
+{
+    const char *s = text;
+    char *v1path = NULL;
+
+    while (s && *s) {
+        const char *eol = strchr(s, '\n');
+        apr_size_t len = eol ? (apr_size_t)(eol - s) : strlen(s);
+        char *line = apr_pstrmemdup(p, s, len);
+        char *c1 = strchr(line, ':');
+        char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
+        if (c2 && c2[1] == '/') {
+            *c2 = '\0';
+            if (!strcmp(line, "0") && c1[1] == '\0') {
+                *path = c2 + 1;
+                *v2 = 1;
+                return 0;
+            }
+            if (!v1path) {
+                char *last, *tok;
+                for (tok = apr_strtok(c1 + 1, ",", &last); tok;
+                     tok = apr_strtok(NULL, ",", &last)) {
+                    if (!strcmp(tok, controller)) {
+                        v1path = c2 + 1;
+                    }
+                }
+            }
+        }
+        s = eol ? eol + 1 : NULL;
+    }
+    if (!v1path) {
+        return -1;
+    }
+    *path = v1path;
+    *v2 = 0;
+    return 0;
+}
+
+const char *adf_source_parse(apr_pool_t *p, const char *arg,
+                             adf_source_e *src, const char **path)
+{
+    *path = NULL;
+    if (!strcasecmp(arg, "auto")) {
+        *src = ADF_SRC_AUTO;
+    }
+    else if (!strcasecmp(arg, "cpus")) {
+        *src = ADF_SRC_CPUS;
+    }
+    else if (!strcasecmp(arg, "cgroup")) {
+        *src = ADF_SRC_CGROUP;
+    }
+    else if (!strcasecmp(arg, "psi")) {
+        *src = ADF_SRC_PSI;
+    }
+    else if (!strncasecmp(arg, "file:", 5) && arg[5]) {
+        *src = ADF_SRC_FILE;
+        *path = arg + 5;
+    }
+    else {
+        return apr_psprintf(p, "'%s' is not a load source (auto, cpus, "
+                            "cgroup, psi or file:PATH)", arg);
+    }
+    return NULL;
+}
+
+/* ---- the sampler -------------------------------------------------------- */
+
+struct adf_sampler_t {
+    apr_pool_t *pool;
+    adf_source_e src;           /* as resolved: never AUTO */
+    const char *root;
+    const char *file;           /* file source */
+    adf_cpuset_t cpus;          /* CPUs this process may run on */
+    int ncpus;
+    /* cgroup: usage file and kind, and the capacity in CPUs */
+    const char *cg_usage;
+    int cg_v2;
+    double cg_cpus;
+    const char *psi;            /* pressure file, the brake (may be NULL) */
+    const char *what;
+    char *buf;
+    /* previous reading of a delta source */
+    int have_prev;
+    apr_uint64_t prev_busy, prev_total;
+};
+
+/* Read a whole (pseudo-)file into s->buf; NULL when unreadable.  Plain
+ * system calls, no pool: this runs on the sampler's own thread. */
+static const char *slurp(adf_sampler_t *s, const char *path)
+{
+    apr_size_t total = 0;
+    ssize_t n = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0) {
+        return NULL;
+    }
+    while (total < READ_MAX - 1
+           && (n = read(fd, s->buf + total, READ_MAX - 1 - total)) > 0) {
+        total += (apr_size_t)n;
+    }
+    close(fd);
+    if (n < 0) {
+        return NULL;
+    }
+    s->buf[total] = '\0';
+    return s->buf;
+}
+
+static const char *in_root(adf_sampler_t *s, const char *path)
+{
+    return apr_pstrcat(s->pool, s->root, path, NULL);
+}
+
+static int readable(adf_sampler_t *s, const char *path)
+{
+    return slurp(s, path) != NULL;
+}
+
+/* Find this process's cgroup directory and its quota.  Returns 0 when a
+ * usage file was found. */
+static int find_cgroup(adf_sampler_t *s)
+{
+    const char *text = slurp(s, in_root(s, "/proc/self/cgroup"));
+    char *path;
+    int v2;
+
+    if (!text || adf_cgroup_self(s->pool, text, "cpuacct", &path, &v2)) {
+        return -1;
+    }
+    if (v2) {
+        const char *dirs[2];
+        int i;
+
+        dirs[0] = in_root(s, apr_pstrcat(s->pool, "/sys/fs/cgroup", path,
+                                         NULL));
+        dirs[1] = in_root(s, "/sys/fs/cgroup");     /* namespaced view */
+        for (i = 0; i < 2; i++) {
+            const char *usage = apr_pstrcat(s->pool, dirs[i], "/cpu.stat",
+                                            NULL);
+            const char *t;
+            apr_uint64_t u;
+            double q = 0;
+
+            if (!(t = slurp(s, usage)) || adf_cgroup2_usage(t, &u)) {
+                continue;
+            }
+            s->cg_usage = usage;
+            s->cg_v2 = 1;
+            t = slurp(s, apr_pstrcat(s->pool, dirs[i], "/cpu.max", NULL));
+            if (t && !adf_cgroup2_max(t, &q)) {
+                s->cg_cpus = q;
+            }
+            t = apr_pstrcat(s->pool, dirs[i], "/cpu.pressure", NULL);
+            if (readable(s, t)) {
+                s->psi = t;
+            }
+            return 0;
+        }
+    }
+    else {
+        static const char *const mounts[] = {
+            "/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpuacct",
+            "/sys/fs/cgroup/cpu"
+        };
+        int i, j;
+
+        for (j = 0; j < 2; j++) {
+            for (i = 0; i < 3; i++) {
+                const char *dir = in_root(s, apr_pstrcat(s->pool, mounts[i],
+                                                         j ? "" : path,
+                                                         NULL));
+                const char *usage = apr_pstrcat(s->pool, dir,
+                                                "/cpuacct.usage", NULL);
+                const char *t, *q, *per;
+                apr_uint64_t u;
+
+                if (!(t = slurp(s, usage)) || adf_parse_u64(t, &u)) {
+                    continue;
+                }
+                s->cg_usage = usage;
+                s->cg_v2 = 0;
+                q = slurp(s, apr_pstrcat(s->pool, dir, "/cpu.cfs_quota_us",
+                                         NULL));
+                q = q ? apr_pstrdup(s->pool, q) : NULL;
+                per = slurp(s, apr_pstrcat(s->pool, dir,
+                                           "/cpu.cfs_period_us", NULL));
+                if (q && per) {
+                    adf_cgroup1_quota(q, per, &s->cg_cpus);
+                }
+                return 0;
+            }
+        }
+    }
+    return -1;
+}
+
+adf_sampler_t *adf_sampler_create(apr_pool_t *p, adf_source_e src,
+                                  const char *path, const char *root,
+                                  const char **warning)
+{
+    adf_sampler_t *s = apr_pcalloc(p, sizeof(*s));
+    const char *t;
+    int cg;
+
+    s->pool = p;
+    s->root = root ? root : "";
+    s->buf = apr_palloc(p, READ_MAX);
+    *warning = NULL;
+
+    t = slurp(s, in_root(s, "/proc/self/status"));
+    if (!t || adf_cpuset_from_status(t, &s->cpus)) {
+        memset(&s->cpus, 0xff, sizeof(s->cpus));
+    }
+    s->ncpus = adf_cpuset_count(&s->cpus);
+
+    if (src == ADF_SRC_FILE) {
+        s->src = src;
+        s->file = path;
+        s->what = apr_psprintf(p, "file %s", path);
+        if (!readable(s, path)) {
+            *warning = apr_psprintf(p, "load file %s is not readable (yet)",
+                                    path);
+        }
+        return s;
+    }
+    if (src == ADF_SRC_PSI) {
+        s->src = src;
+        cg = find_cgroup(s);
+        if (cg || !s->psi) {
+            s->psi = in_root(s, "/proc/pressure/cpu");
+        }
+        s->what = apr_psprintf(p, "psi %s", s->psi);
+        if (!readable(s, s->psi)) {
+            *warning = apr_psprintf(p, "CPU pressure (PSI) is not readable "
+                                    "at %s", s->psi);
+        }
+        return s;
+    }
+
+    cg = find_cgroup(s);
+    if (src == ADF_SRC_CGROUP || (src == ADF_SRC_AUTO && !cg
+                                  && s->cg_cpus > 0)) {
+        s->src = ADF_SRC_CGROUP;
+        if (cg) {
+            *warning = "no cgroup CPU accounting found";
+        }
+        if (s->cg_cpus <= 0) {
+            s->cg_cpus = s->ncpus;      /* no quota: the CPUs we may use */
+        }
+        s->what = apr_psprintf(p, "cgroup %s (%s, %.2f CPUs)",
+                               s->cg_usage ? s->cg_usage : "(none)",
+                               s->cg_v2 ? "v2" : "v1", s->cg_cpus);
+    }
+    else {
+        s->src = ADF_SRC_CPUS;
+        t = slurp(s, in_root(s, "/proc/stat"));
+        if (!t || adf_proc_stat_parse(t, &s->cpus, &(adf_cpu_times_t){0, 0})) {
+            *warning = "/proc/stat has no readable line for the CPUs this "
+                       "server may run on";
+        }
+        s->what = apr_psprintf(p, "cpus (%d allowed)", s->ncpus);
+    }
+    if (src == ADF_SRC_AUTO) {
+        if (!s->psi && readable(s, in_root(s, "/proc/pressure/cpu"))) {
+            s->psi = in_root(s, "/proc/pressure/cpu");
+        }
+        if (s->psi) {
+            s->what = apr_pstrcat(p, s->what, " + psi brake", NULL);
+        }
+    }
+    else {
+        s->psi = NULL;
+    }
+    return s;
+}
+
+const char *adf_sampler_describe(const adf_sampler_t *s)
+{
+    return s->what;
+}
+
+/* Busy percent from a monotonic (busy, total) pair; -1 on the first call
+ * or when the counters went backwards (a cgroup was re-created). */
+static double delta(adf_sampler_t *s, apr_uint64_t busy, apr_uint64_t total)
+{
+    double pct = -1;
+
+    if (s->have_prev && busy >= s->prev_busy && total > s->prev_total) {
+        pct = 100.0 * (double)(busy - s->prev_busy)
+              / (double)(total - s->prev_total);
+    }
+    s->have_prev = 1;
+    s->prev_busy = busy;
+    s->prev_total = total;
+    return pct > 100 ? 100 : pct;
+}
+
+double adf_sampler_read(adf_sampler_t *s, apr_time_t now)
+{
+    const char *t;
+    double pct = -1, brake;
+
+    switch (s->src) {
+    case ADF_SRC_FILE:
+        if (!(t = slurp(s, s->file)) || adf_load_file_parse(t, &pct)) {
+            return -1;
+        }
+        return pct;
+    case ADF_SRC_PSI:
+        if (!(t = slurp(s, s->psi)) || adf_psi_some_avg10(t, &pct)) {
+            return -1;
+        }
+        return pct;
+    case ADF_SRC_CGROUP: {
+        apr_uint64_t usage;
+        int bad;
+
+        if (!s->cg_usage || !(t = slurp(s, s->cg_usage))) {
+            return -1;
+        }
+        bad = s->cg_v2 ? adf_cgroup2_usage(t, &usage)
+                       : adf_parse_u64(t, &usage);
+        if (bad) {
+            return -1;
+        }
+        if (!s->cg_v2) {
+            usage /= 1000;      /* ns -> us */
+        }
+        /* Capacity over the interval is wall time times the quota. */
+        pct = delta(s, usage, (apr_uint64_t)((double)now * s->cg_cpus));
+        break;
+    }
+    default: {
+        adf_cpu_times_t ct;
+
+        if (!(t = slurp(s, in_root(s, "/proc/stat")))
+            || adf_proc_stat_parse(t, &s->cpus, &ct)) {
+            return -1;
+        }
+        pct = delta(s, ct.busy, ct.total);
+        break;
+    }
+    }
+    /* Pressure adds the demand a saturated CPU cannot show as usage. */
+    if (pct >= 0 && s->psi && (t = slurp(s, s->psi))
+        && !adf_psi_some_avg10(t, &brake)) {
+        pct += brake;
+        if (pct > 100) {
+            pct = 100;
+        }
+    }
+    return pct;
+}

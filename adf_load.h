@@ -1,0 +1,85 @@
+/* Load signals: parsers for the kernel's text files, and a sampler that
+ * turns successive readings into a busy percentage.  No httpd; the
+ * sampler reads files with APR.
+ *
+ * Every parser takes the file's text and returns 0 on success, -1 when
+ * the text is not what it should be (then its outputs are untouched).
+ */
+#ifndef ADF_LOAD_H
+#define ADF_LOAD_H
+
+#include <apr_pools.h>
+#include <apr_time.h>
+
+#define ADF_MAX_CPUS 1024
+
+typedef struct {
+    apr_uint64_t bits[ADF_MAX_CPUS / 64];
+} adf_cpuset_t;
+
+typedef struct {
+    apr_uint64_t busy;          /* jiffies: user nice system irq softirq steal */
+    apr_uint64_t total;         /* busy + idle + iowait */
+} adf_cpu_times_t;
+
+/* "0-3,8,10-11" (a cpuset list, as in Cpus_allowed_list or cpuset.cpus). */
+int adf_cpuset_parse(const char *list, adf_cpuset_t *set);
+int adf_cpuset_count(const adf_cpuset_t *set);
+/* Find Cpus_allowed_list in /proc/<pid>/status text. */
+int adf_cpuset_from_status(const char *status, adf_cpuset_t *set);
+
+/* Sum the per-CPU lines of /proc/stat over the CPUs in set (NULL: all).
+ * Returns -1 also when no CPU of the set appears. */
+int adf_proc_stat_parse(const char *text, const adf_cpuset_t *set,
+                        adf_cpu_times_t *out);
+
+/* cgroup v2 cpu.stat: usage_usec. */
+int adf_cgroup2_usage(const char *text, apr_uint64_t *usec);
+/* cgroup v2 cpu.max "QUOTA PERIOD" or "max PERIOD": *cpus = quota/period,
+ * 0 when unlimited. */
+int adf_cgroup2_max(const char *text, double *cpus);
+/* cgroup v1 cfs quota and period (quota -1: unlimited -> *cpus = 0). */
+int adf_cgroup1_quota(const char *quota, const char *period, double *cpus);
+/* A single unsigned number (cgroup v1 cpuacct.usage, in ns). */
+int adf_parse_u64(const char *text, apr_uint64_t *v);
+/* PSI "some avg10=..." (percent of time some task waited for a CPU). */
+int adf_psi_some_avg10(const char *text, double *pct);
+/* An operator's load file: one number 0..100, optional fraction, optional
+ * surrounding white space. */
+int adf_load_file_parse(const char *text, double *pct);
+/* The cgroup path of this process from /proc/self/cgroup text: the v2
+ * entry ("0::/path") if there is one, else the v1 entry whose controller
+ * list names `controller`.  *v2 tells which; *path is allocated from p. */
+int adf_cgroup_self(apr_pool_t *p, const char *text, const char *controller,
+                    char **path, int *v2);
+
+typedef enum {
+    ADF_SRC_AUTO,
+    ADF_SRC_CPUS,
+    ADF_SRC_CGROUP,
+    ADF_SRC_PSI,
+    ADF_SRC_FILE
+} adf_source_e;
+
+/* "auto", "cpus", "cgroup", "psi" or "file:PATH"; NULL or an error. */
+const char *adf_source_parse(apr_pool_t *p, const char *arg,
+                             adf_source_e *src, const char **path);
+
+typedef struct adf_sampler_t adf_sampler_t;
+
+/* Create a sampler.  root prefixes every /proc and /sys path (tests use a
+ * fixture tree; "" in production).  Never fails: *warning is set (from p)
+ * when the source cannot be read now, and the sampler then yields -1
+ * until it can. */
+adf_sampler_t *adf_sampler_create(apr_pool_t *p, adf_source_e src,
+                                  const char *path, const char *root,
+                                  const char **warning);
+
+/* What the sampler reads, for logs ("cpus 0-1", "cgroup v2 quota 0.50"). */
+const char *adf_sampler_describe(const adf_sampler_t *s);
+
+/* Take a reading at time now: busy percent 0..100, or -1 when there is
+ * none yet (first reading of a delta source) or the source is unreadable. */
+double adf_sampler_read(adf_sampler_t *s, apr_time_t now);
+
+#endif /* ADF_LOAD_H */

@@ -1,0 +1,213 @@
+/* Accept-Encoding parsing and coding selection.
+ *
+ * Written to be lenient in what it skips and strict in what it honours: an
+ * element with a malformed weight is dropped rather than guessed at, so a
+ * garbled header can only make us compress less, never send a coding the
+ * client refused.
+ */
+#include "adf_negotiate.h"
+
+#include <apr_lib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const coding_names[ADF_NCODINGS] = { NULL, "gzip", "br" };
+
+const char *adf_coding_name(adf_coding_e c)
+{
+    return (c > ADF_IDENTITY && c < ADF_NCODINGS) ? coding_names[c] : NULL;
+}
+
+int adf_coding_from_name(const char *name)
+{
+    if (!strcasecmp(name, "gzip")) {
+        return ADF_GZIP;
+    }
+    if (!strcasecmp(name, "br")) {
+        return ADF_BR;
+    }
+    return -1;
+}
+
+/* RFC 9110 tchar */
+static int is_tchar(int c)
+{
+    return apr_isalnum(c) || (c && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+static int is_ows(int c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/* qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] ); returns
+ * thousandths or -1.  s..end is the value without surrounding OWS. */
+static int parse_qvalue(const char *s, const char *end)
+{
+    int q, scale = 100;
+
+    if (s == end || (*s != '0' && *s != '1')) {
+        return -1;
+    }
+    q = (*s++ - '0') * 1000;
+    if (s < end && *s == '.') {
+        s++;
+        while (s < end && apr_isdigit(*s) && scale > 0) {
+            q += (*s++ - '0') * scale;
+            scale /= 10;
+        }
+    }
+    if (s != end || q > 1000) {
+        return -1;
+    }
+    return q;
+}
+
+static int token_is(const char *tok, apr_size_t len, const char *name)
+{
+    return strlen(name) == len && !strncasecmp(tok, name, len);
+}
+
+/* Parse one element [s, end): "coding *( OWS ; OWS param )".  Sets *tok,
+ * *toklen and *q; returns 0 if the element is to be ignored. */
+static int parse_element(const char *s, const char *end, const char **tok,
+                         apr_size_t *toklen, int *q)
+{
+    while (s < end && is_ows(*s)) {
+        s++;
+    }
+    *tok = s;
+    while (s < end && is_tchar(*s)) {
+        s++;
+    }
+    *toklen = s - *tok;
+    if (*toklen == 0) {
+        return 0;
+    }
+    *q = 1000;
+    while (s < end) {
+        const char *name, *val, *vend;
+
+        while (s < end && is_ows(*s)) {
+            s++;
+        }
+        if (s == end) {
+            break;
+        }
+        if (*s != ';') {
+            return 0;           /* junk after the token */
+        }
+        s++;
+        while (s < end && is_ows(*s)) {
+            s++;
+        }
+        name = s;
+        while (s < end && *s != '=' && *s != ';') {
+            s++;
+        }
+        if (s == end || *s != '=') {
+            return 0;           /* a parameter without a value */
+        }
+        val = ++s;
+        while (s < end && *s != ';') {
+            s++;
+        }
+        vend = s;
+        while (vend > val && is_ows(vend[-1])) {
+            vend--;
+        }
+        {
+            const char *nend = val - 1;
+            while (nend > name && is_ows(nend[-1])) {
+                nend--;
+            }
+            if (nend - name == 1 && (*name == 'q' || *name == 'Q')) {
+                while (val < vend && is_ows(*val)) {
+                    val++;
+                }
+                if ((*q = parse_qvalue(val, vend)) < 0) {
+                    return 0;
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+static void note_q(int *slot, int q)
+{
+    if (q > *slot) {
+        *slot = q;
+    }
+}
+
+void adf_accept_parse(const char *value, adf_accept_t *acc)
+{
+    const char *s = value;
+    int i;
+
+    for (i = 0; i < ADF_NCODINGS; i++) {
+        acc->q[i] = -1;
+    }
+    acc->star = -1;
+    if (!value) {
+        /* No header: only identity is acceptable. */
+        return;
+    }
+    while (*s) {
+        const char *end = s, *tok;
+        apr_size_t len;
+        int q;
+
+        while (*end && *end != ',') {
+            end++;
+        }
+        if (parse_element(s, end, &tok, &len, &q)) {
+            if (token_is(tok, len, "gzip") || token_is(tok, len, "x-gzip")) {
+                note_q(&acc->q[ADF_GZIP], q);
+            }
+            else if (token_is(tok, len, "br")) {
+                note_q(&acc->q[ADF_BR], q);
+            }
+            else if (token_is(tok, len, "identity")) {
+                note_q(&acc->q[ADF_IDENTITY], q);
+            }
+            else if (token_is(tok, len, "*")) {
+                note_q(&acc->star, q);
+            }
+        }
+        s = *end ? end + 1 : end;
+    }
+}
+
+int adf_accept_q(const adf_accept_t *acc, adf_coding_e c)
+{
+    if (acc->q[c] >= 0) {
+        return acc->q[c];
+    }
+    if (c == ADF_IDENTITY) {
+        return acc->star == 0 ? 0 : 1000;
+    }
+    return acc->star > 0 ? acc->star : 0;
+}
+
+adf_coding_e adf_negotiate(const adf_accept_t *acc, const adf_coding_e *prefs,
+                           int nprefs)
+{
+    adf_coding_e best = ADF_IDENTITY;
+    int best_q = 0, i;
+
+    for (i = 0; i < nprefs && i < ADF_MAX_PREFS; i++) {
+        int q = adf_accept_q(acc, prefs[i]);
+        if (q > best_q) {
+            best = prefs[i];
+            best_q = q;
+        }
+    }
+    /* An identity weight the client gave explicitly outranks weaker
+     * codings; an implicit one does not (it is merely "not refused"). */
+    if (best != ADF_IDENTITY && acc->q[ADF_IDENTITY] > best_q) {
+        return ADF_IDENTITY;
+    }
+    return best;
+}

@@ -1,0 +1,162 @@
+/* Strict directive value parsers: "6x" is not 6. */
+#include "adf_parse.h"
+
+#include <apr_strings.h>
+#include <apr_lib.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Parse leading decimal digits of s into *v; refuse overflow.  Returns
+ * the first unparsed character, or NULL when there was no digit. */
+static const char *scan_digits(const char *s, apr_int64_t *v)
+{
+    apr_int64_t n = 0;
+    const char *start = s;
+
+    while (apr_isdigit(*s)) {
+        if (n > (APR_INT64_MAX - 9) / 10) {
+            return NULL;
+        }
+        n = n * 10 + (*s - '0');
+        s++;
+    }
+    if (s == start) {
+        return NULL;
+    }
+    *v = n;
+    return s;
+}
+
+const char *adf_parse_long(apr_pool_t *p, const char *arg, long min, long max,
+                           long *out)
+{
+    apr_int64_t v;
+    const char *end;
+    int neg = 0;
+    const char *s = arg;
+
+    if (*s == '-') {
+        neg = 1;
+        s++;
+    }
+    end = scan_digits(s, &v);
+    if (!end || *end) {
+        return apr_psprintf(p, "'%s' is not a whole number", arg);
+    }
+    if (neg) {
+        v = -v;
+    }
+    if (v < min || v > max) {
+        return apr_psprintf(p, "%s is out of range (%ld to %ld)", arg, min, max);
+    }
+    *out = (long)v;
+    return NULL;
+}
+
+const char *adf_parse_size(apr_pool_t *p, const char *arg, apr_off_t *out)
+{
+    apr_int64_t v;
+    int shift = 0;
+    const char *end = scan_digits(arg, &v);
+
+    if (!end) {
+        return apr_psprintf(p, "'%s' is not a size (bytes, or a number "
+                            "with k, m or g)", arg);
+    }
+    switch (apr_tolower(*end)) {
+    case '\0': break;
+    case 'k': shift = 10; end++; break;
+    case 'm': shift = 20; end++; break;
+    case 'g': shift = 30; end++; break;
+    default: end = NULL;
+    }
+    if (!end || *end) {
+        return apr_psprintf(p, "'%s' is not a size (bytes, or a number "
+                            "with k, m or g)", arg);
+    }
+    if (v > (APR_INT64_MAX >> shift)) {
+        return apr_psprintf(p, "'%s' is too large", arg);
+    }
+    *out = (apr_off_t)(v << shift);
+    return NULL;
+}
+
+const char *adf_parse_percent(apr_pool_t *p, const char *arg, int *out)
+{
+    apr_int64_t v;
+    const char *end = scan_digits(arg, &v);
+
+    if (end && *end == '%') {
+        end++;
+    }
+    if (!end || *end) {
+        return apr_psprintf(p, "'%s' is not a percentage", arg);
+    }
+    if (v > 100) {
+        return apr_psprintf(p, "%s is out of range (0 to 100)", arg);
+    }
+    *out = (int)v;
+    return NULL;
+}
+
+const char *adf_parse_interval(apr_pool_t *p, const char *arg,
+                               apr_interval_time_t min,
+                               apr_interval_time_t max,
+                               apr_interval_time_t *out)
+{
+    apr_int64_t v;
+    apr_interval_time_t t;
+    const char *end = scan_digits(arg, &v);
+
+    if (!end || v > APR_INT64_C(1000000000)) {
+        return apr_psprintf(p, "'%s' is not a duration (e.g. 250ms or 2s)",
+                            arg);
+    }
+    if (!strcmp(end, "ms")) {
+        t = apr_time_from_msec(v);
+    }
+    else if (!*end || !strcmp(end, "s")) {
+        t = apr_time_from_sec(v);
+    }
+    else {
+        return apr_psprintf(p, "'%s' is not a duration (e.g. 250ms or 2s)",
+                            arg);
+    }
+    if (t < min || t > max) {
+        return apr_psprintf(p, "%s is out of range (%" APR_TIME_T_FMT "ms to %"
+                            APR_TIME_T_FMT "ms)", arg, apr_time_as_msec(min),
+                            apr_time_as_msec(max));
+    }
+    *out = t;
+    return NULL;
+}
+
+const char *adf_parse_size_level(apr_pool_t *p, const char *arg,
+                                 apr_off_t *size, int *level)
+{
+    const char *colon = strchr(arg, ':');
+    const char *err;
+    char *what;
+    long l;
+
+    if (!colon) {
+        return apr_psprintf(p, "'%s' is not SIZE:LEVEL", arg);
+    }
+    what = apr_pstrmemdup(p, arg, colon - arg);
+    if (!strcmp(what, "*")) {
+        *size = ADF_SIZE_ANY;
+    }
+    else if (!strcasecmp(what, "unknown")) {
+        *size = ADF_SIZE_UNKNOWN;
+    }
+    else if ((err = adf_parse_size(p, what, size)) != NULL) {
+        return apr_psprintf(p, "in '%s': %s", arg, err);
+    }
+    if ((err = adf_parse_long(p, colon + 1, 1, 9, &l)) != NULL) {
+        return apr_psprintf(p, "in '%s': level %s", arg, err);
+    }
+    *level = (int)l;
+    return NULL;
+}

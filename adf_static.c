@@ -1,0 +1,163 @@
+/* Precompressed siblings.
+ *
+ * The swap happens in a late fixup, after access control and mod_dir have
+ * decided on F: only the bytes served change, never who may see them.
+ * The default handler then serves the sibling like any static file, with
+ * sendfile, its own Content-Length, an ETag of its own (its inode, size
+ * and mtime differ from F's), 304s and ranges over the sibling's bytes.
+ * F's Content-Type (charset included) stays, since mod_mime already typed
+ * the request from F's name.
+ */
+#include "adf_static.h"
+#include "adf_config.h"
+#include "adf_filter.h"
+
+#include <apr_strings.h>
+#include <apr_thread_mutex.h>
+#include <apr_hash.h>
+#include <http_core.h>
+#include <http_request.h>
+
+#include <string.h>
+#include <strings.h>
+
+static const char *const sibling_ext[ADF_NCODINGS] = { NULL, ".gz", ".br" };
+
+/* Is the sibling at path usable for F (finfo f)?  Fills *sfi. */
+static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
+                  apr_finfo_t *sfi, int *stale)
+{
+    int opts = ap_allow_options(r);
+    apr_finfo_t lfi;
+    apr_file_t *fd;
+
+    *stale = 0;
+    if (apr_stat(&lfi, path, APR_FINFO_MIN | APR_FINFO_IDENT | APR_FINFO_LINK
+                 | APR_FINFO_OWNER,
+                 r->pool) != APR_SUCCESS) {
+        return 0;
+    }
+    if (lfi.filetype == APR_LNK) {
+        if (!(opts & (OPT_SYM_LINKS | OPT_SYM_OWNER))) {
+            return 0;
+        }
+        if (apr_stat(sfi, path, APR_FINFO_MIN | APR_FINFO_IDENT
+                     | APR_FINFO_OWNER, r->pool)
+            != APR_SUCCESS) {
+            return 0;
+        }
+        if (!(opts & OPT_SYM_LINKS) && lfi.user != sfi->user) {
+            return 0;   /* SymLinksIfOwnerMatch, and the owners differ */
+        }
+    }
+    else {
+        *sfi = lfi;
+    }
+    if (sfi->filetype != APR_REG) {
+        return 0;
+    }
+    if (sfi->mtime < f->mtime) {
+        *stale = 1;
+        return 0;
+    }
+    /* Readable by this process, or the handler would answer 403. */
+    if (apr_file_open(&fd, path, APR_FOPEN_READ, APR_OS_DEFAULT, r->pool)
+        != APR_SUCCESS) {
+        return 0;
+    }
+    apr_file_close(fd);
+    return 1;
+}
+
+/* Stale siblings are logged once per process and path: an info line per
+ * request would flood the log of a busy site. */
+static apr_hash_t *stale_seen;
+static apr_thread_mutex_t *stale_lock;
+static apr_pool_t *stale_pool;
+
+void adf_static_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    stale_pool = pchild;
+    stale_seen = apr_hash_make(pchild);
+    if (apr_thread_mutex_create(&stale_lock, APR_THREAD_MUTEX_DEFAULT,
+                                pchild) != APR_SUCCESS) {
+        stale_lock = NULL;
+    }
+}
+
+static void log_stale(request_rec *r, const char *path)
+{
+    int first = 0;
+
+    if (!stale_lock || apr_thread_mutex_lock(stale_lock) != APR_SUCCESS) {
+        return;
+    }
+    if (!apr_hash_get(stale_seen, path, APR_HASH_KEY_STRING)
+        && apr_hash_count(stale_seen) < 4096) {
+        apr_hash_set(stale_seen, apr_pstrdup(stale_pool, path),
+                     APR_HASH_KEY_STRING, "");
+        first = 1;
+    }
+    apr_thread_mutex_unlock(stale_lock);
+    if (first) {
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, APLOGNO(10009)
+                      "ignoring %s: older than the file it stands for", path);
+    }
+}
+
+int adf_static_fixup(request_rec *r)
+{
+    adf_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
+                                              &adaptive_deflate_module);
+    adf_policy_conf_t pc;
+    adf_accept_t acc;
+    adf_coding_e avail[ADF_MAX_PREFS];
+    apr_finfo_t sfi[ADF_NCODINGS];
+    const char *paths[ADF_NCODINGS];
+    int i, n = 0;
+    adf_coding_e c;
+
+    if (!adf_conf_precompressed(dc) || r->main
+        || r->finfo.filetype != APR_REG || (r->path_info && *r->path_info)
+        || (r->method_number != M_GET)
+        || (r->handler && strcmp(r->handler, "default-handler"))
+        || r->content_encoding) {
+        return DECLINED;
+    }
+    adf_conf_policy(dc, &pc);
+    for (i = 0; i < pc.nprefs; i++) {
+        int stale;
+        c = pc.prefs[i];
+        paths[c] = apr_pstrcat(r->pool, r->filename, sibling_ext[c], NULL);
+        if (usable(r, paths[c], &r->finfo, &sfi[c], &stale)) {
+            avail[n++] = c;
+        }
+        else if (stale) {
+            log_stale(r, paths[c]);
+        }
+    }
+    if (!n) {
+        return DECLINED;
+    }
+    /* Fresh siblings exist, so the answer depends on Accept-Encoding. */
+    adf_merge_vary(r);
+    if (apr_table_get(r->headers_in, "Cache-Control")
+        && ap_strcasestr(apr_table_get(r->headers_in, "Cache-Control"),
+                         "no-transform")) {
+        return DECLINED;
+    }
+    adf_accept_parse(apr_table_get(r->headers_in, "Accept-Encoding"), &acc);
+    c = adf_negotiate(&acc, avail, n);
+    if (c == ADF_IDENTITY) {
+        return DECLINED;
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "serving sibling %s",
+                  paths[c]);
+    r->filename = (char *)paths[c];
+    r->finfo = sfi[c];
+    r->content_encoding = adf_coding_name(c);
+    apr_table_setn(r->notes, ADF_NOTE_PREFIX "coding", adf_coding_name(c));
+    apr_table_setn(r->notes, ADF_NOTE_PREFIX "reason", "precompressed");
+    apr_table_setn(r->notes, ADF_NOTE_PREFIX "level", "-");
+    return DECLINED;
+}

@@ -1,0 +1,50 @@
+/* mod_adaptive_deflate: response compression whose level follows the
+ * server's CPU load.  This file is glue only: the module record, the
+ * directive table (adf_config.c) and the hooks. */
+#include "adf_private.h"
+#include "adf_config.h"
+#include "adf_filter.h"
+#include "adf_shm.h"
+#include "adf_static.h"
+
+#include <http_request.h>
+#include <mod_watchdog.h>
+
+static int adf_post_config(apr_pool_t *pconf, apr_pool_t *plog,
+                           apr_pool_t *ptemp, server_rec *s)
+{
+    adf_config_init(pconf);
+    return adf_shm_post_config(pconf, plog, ptemp, s);
+}
+
+static void adf_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    adf_static_child_init(pchild, s);
+}
+
+static void adf_register_hooks(apr_pool_t *p)
+{
+    /* Before mod_watchdog's post_config (APR_HOOK_LAST) starts threads. */
+    static const char *const after_dir[] = { "mod_dir.c", NULL };
+
+    ap_hook_post_config(adf_post_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_child_init(adf_child_init, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_fixups(adf_fixup_conditionals, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_fixups(adf_static_fixup, after_dir, NULL, APR_HOOK_LAST);
+    ap_hook_insert_filter(adf_insert_filter, NULL, NULL, APR_HOOK_MIDDLE);
+    APR_OPTIONAL_HOOK(ap, watchdog_need, adf_shm_watchdog_need, NULL, NULL,
+                      APR_HOOK_MIDDLE);
+    ap_register_output_filter(ADF_FILTER_NAME, adf_out_filter, NULL,
+                              AP_FTYPE_CONTENT_SET);
+}
+
+/* Declared by hand: adf_private.h already did APLOG_USE_MODULE. */
+module AP_MODULE_DECLARE_DATA adaptive_deflate_module = {
+    STANDARD20_MODULE_STUFF,
+    adf_create_dir_conf,
+    adf_merge_dir_conf,
+    adf_create_srv_conf,
+    adf_merge_srv_conf,
+    adf_cmds,
+    adf_register_hooks
+};

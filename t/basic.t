@@ -1,0 +1,107 @@
+# Compressed bodies decompress byte-identical; headers of a compressed
+# response; what must pass untouched.
+use strict;
+use warnings FATAL => 'all';
+use lib 't/lib';
+use Apache::Test;
+use Apache::TestUtil;
+use ADFTest;
+
+my @corpus = qw(html html_x_4 alice29.txt asyoulik.txt lcet10.txt
+                plrabn12.txt urls.10K);
+plan tests => 8 * @corpus + 2 * 2 + 21;
+
+my $root = docroot();
+
+for my $f (@corpus) {
+    my $orig = slurp("$root/corpus/$f");
+    for my $coding (qw(gzip br)) {
+        my $res = fetch("/corpus/$f", 'Accept-Encoding' => $coding);
+        ok t_cmp($res->header('Content-Encoding'), $coding,
+                 "$f: Content-Encoding $coding");
+        my $body = decode_body($res);
+        ok defined $body && $body eq $orig;
+        print "# $f $coding: ", length($orig), " -> ",
+              length($res->content), " bytes\n";
+        ok t_cmp(vary_count($res), 1, "$f $coding: Vary once");
+        my $cl = $res->header('Content-Length');
+        ok !defined $cl || $cl == length($res->content);
+    }
+}
+
+# 0 and 1 byte bodies, where MinLength is 0.
+for my $case ([ 'empty.html', '' ], [ 'one.html', 'x' ]) {
+    my ($f, $want) = @$case;
+    my $res = fetch("/min0/$f", 'Accept-Encoding' => 'gzip');
+    ok t_cmp($res->header('Content-Encoding'), 'gzip', "$f compressed");
+    my $body = decode_body($res);
+    ok defined $body && $body eq $want;
+}
+
+# A 10 MB body.
+{
+    my $orig = slurp("$root/big.txt");
+    my $res = fetch('/big.txt', 'Accept-Encoding' => 'gzip');
+    ok t_cmp($res->header('Content-Encoding'), 'gzip', '10 MB compressed');
+    my $body = decode_body($res);
+    ok defined $body && length($body) == length($orig) && $body eq $orig;
+}
+
+# A body of unknown length in many small pieces (CGI).
+{
+    my $want = join '', map { "line $_ of a streamed body\n" } 1 .. 2000;
+    my $res = fetch('/cgi/chunks.cgi', 'Accept-Encoding' => 'gzip');
+    ok t_cmp($res->header('Content-Encoding'), 'gzip', 'CGI compressed');
+    my $body = decode_body($res);
+    ok defined $body && $body eq $want;
+    my $n = note_for(qr{^GET /cgi/chunks.cgi });
+    ok t_cmp($n->{in}, length($want), 'note adaptive_deflate_in');
+    ok t_cmp($n->{out}, length($res->content), 'note adaptive_deflate_out');
+}
+
+# No Accept-Encoding: identity, but Vary says it could differ.
+{
+    my $res = fetch('/corpus/alice29.txt');
+    ok !defined $res->header('Content-Encoding');
+    ok $res->content eq slurp("$root/corpus/alice29.txt");
+    ok t_cmp(vary_count($res), 1, 'identity response carries Vary');
+    my $n = note_for(qr{^GET /corpus/alice29.txt .*coding=identity});
+    ok t_cmp($n->{reason}, 'not-accepted', 'reason not-accepted');
+}
+
+# A JPEG passes byte-identical, with no Vary (it is never compressed).
+{
+    my $res = fetch('/corpus/fireworks.jpeg', 'Accept-Encoding' => 'gzip, br');
+    ok !defined $res->header('Content-Encoding');
+    ok $res->content eq slurp("$root/corpus/fireworks.jpeg");
+    ok t_cmp(vary_count($res), 0, 'no Vary on a never-compressed type');
+    ok t_cmp($res->header('Content-Length'), -s "$root/corpus/fireworks.jpeg");
+}
+
+# A type outside AdaptiveDeflateTypes (text/css here) is left alone.
+{
+    my $res = fetch('/style.css', 'Accept-Encoding' => 'gzip');
+    ok !defined $res->header('Content-Encoding');
+}
+
+# Under MinLength: untouched and no Vary.
+{
+    my $res = fetch('/one.html', 'Accept-Encoding' => 'gzip');
+    ok !defined $res->header('Content-Encoding');
+    ok t_cmp(vary_count($res), 0, 'no Vary below MinLength');
+}
+
+# AdaptiveDeflate Off in a directory.
+{
+    my $res = fetch('/plain/page.html', 'Accept-Encoding' => 'gzip');
+    ok !defined $res->header('Content-Encoding');
+}
+
+# Already encoded (mod_mime AddEncoding): no second gzip.
+{
+    my $res = fetch('/encoded/pre.html.gz', 'Accept-Encoding' => 'gzip');
+    ok t_cmp($res->header('Content-Encoding'), 'gzip', 'encoded once');
+    ok $res->content eq slurp("$root/encoded/pre.html.gz");
+    my $n = note_for(qr{^GET /encoded/pre.html.gz });
+    ok t_cmp($n->{reason}, 'encoded', 'reason encoded');
+}

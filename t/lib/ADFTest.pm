@@ -1,0 +1,122 @@
+package ADFTest;
+# Helpers shared by the Apache::Test files: fetch, decode with independent
+# decoders (zlib's gunzip, the brotli command), read fixtures and notes.
+use strict;
+use warnings FATAL => 'all';
+
+use Apache::Test ();
+use Apache::TestRequest ();
+use IO::Uncompress::Gunzip qw(gunzip $GunzipError);
+use File::Temp qw(tempfile);
+use Time::HiRes qw(sleep);
+use Exporter 'import';
+
+our @EXPORT = qw(docroot fetch head gunzip_ok unbrotli decode_body slurp
+                 spew gzip_xfl note_for set_load wait_for vary_count
+                 serverroot);
+
+sub docroot { Apache::Test::vars('documentroot') }
+sub serverroot { Apache::Test::vars('serverroot') }
+
+sub fetch {
+    my ($url, @headers) = @_;
+    return Apache::TestRequest::GET($url, @headers);
+}
+
+sub head {
+    my ($url, @headers) = @_;
+    return Apache::TestRequest::HEAD($url, @headers);
+}
+
+# gunzip strictly (CRC and length checked); undef on any error.
+sub gunzip_ok {
+    my ($bytes) = @_;
+    my $out;
+    gunzip(\$bytes => \$out, Transparent => 0, Strict => 1) or return undef;
+    return $out;
+}
+
+sub unbrotli {
+    my ($bytes) = @_;
+    my ($fh, $name) = tempfile(UNLINK => 1);
+    binmode $fh;
+    print $fh $bytes;
+    close $fh;
+    my $out = `brotli -d -c "$name" 2>/dev/null`;
+    return $? == 0 ? $out : undef;
+}
+
+sub decode_body {
+    my ($res) = @_;
+    my $ce = $res->header('Content-Encoding') // '';
+    return $res->content if $ce eq '';
+    return gunzip_ok($res->content) if $ce eq 'gzip';
+    return unbrotli($res->content) if $ce eq 'br';
+    return undef;
+}
+
+sub slurp {
+    my ($file) = @_;
+    open my $fh, '<:raw', $file or die "$file: $!";
+    local $/;
+    return scalar <$fh>;
+}
+
+sub spew {
+    my ($file, $data) = @_;
+    open my $fh, '>:raw', $file or die "$file: $!";
+    print $fh $data;
+    close $fh or die "$file: $!";
+}
+
+# The XFL byte zlib writes: 2 for level 9, 4 for level 1.
+sub gzip_xfl {
+    my ($bytes) = @_;
+    return length($bytes) > 9 ? ord(substr($bytes, 8, 1)) : -1;
+}
+
+# The notes logged for the last request line matching $re.
+sub note_for {
+    my ($re) = @_;
+    my $log = serverroot() . '/logs/adf_log';
+    for (1 .. 50) {
+        if (open my $fh, '<', $log) {
+            my @hits = grep { /$re/ } <$fh>;
+            if (@hits) {
+                my %n = $hits[-1] =~ /(\w+)=(\S*)/g;
+                return \%n;
+            }
+        }
+        sleep 0.1;
+    }
+    return {};
+}
+
+sub set_load {
+    my ($pct) = @_;
+    my $file = serverroot() . '/logs/load';
+    spew("$file.tmp", "$pct\n");
+    rename "$file.tmp", $file or die "rename: $!";
+}
+
+# Poll $cond (a sub) until it is true or $secs pass.
+sub wait_for {
+    my ($cond, $secs) = @_;
+    my $end = time + ($secs || 10);
+    while (time < $end) {
+        return 1 if $cond->();
+        sleep 0.1;
+    }
+    return $cond->() ? 1 : 0;
+}
+
+sub vary_count {
+    my ($res) = @_;
+    my $n = 0;
+    for my $v ($res->header('Vary')) {
+        $n += () = $v =~ /accept-encoding/gi;
+    }
+    return $n;
+}
+
+1;
