@@ -329,6 +329,19 @@ static apr_status_t pass_out(ap_filter_t *f, adf_ctx_t *ctx)
     return rv;
 }
 
+/* Sync-flush the coder and pass everything on, ending with a FLUSH (the
+ * one given, or a new one). */
+static apr_status_t flush_out(ap_filter_t *f, adf_ctx_t *ctx, apr_bucket *e)
+{
+    apr_status_t rv = adf_stream_write(ctx->stream, NULL, 0, ADF_OP_FLUSH);
+
+    if (!e) {
+        e = apr_bucket_flush_create(f->c->bucket_alloc);
+    }
+    APR_BRIGADE_INSERT_TAIL(ctx->out, e);
+    return rv == APR_SUCCESS ? pass_out(f, ctx) : rv;
+}
+
 static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
 {
     request_rec *r = f->r;
@@ -416,13 +429,8 @@ apr_status_t adf_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             return pass_out(f, ctx);
         }
         if (APR_BUCKET_IS_FLUSH(e)) {
-            rv = adf_stream_write(ctx->stream, NULL, 0, ADF_OP_FLUSH);
             APR_BUCKET_REMOVE(e);
-            APR_BRIGADE_INSERT_TAIL(ctx->out, e);
-            if (rv == APR_SUCCESS) {
-                rv = pass_out(f, ctx);
-            }
-            if (rv != APR_SUCCESS) {
+            if ((rv = flush_out(f, ctx, e)) != APR_SUCCESS) {
                 return rv;
             }
             continue;
@@ -432,7 +440,15 @@ apr_status_t adf_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             APR_BRIGADE_INSERT_TAIL(ctx->out, e);
             continue;
         }
-        rv = apr_bucket_read(e, &data, &len, APR_BLOCK_READ);
+        rv = apr_bucket_read(e, &data, &len, APR_NONBLOCK_READ);
+        if (APR_STATUS_IS_EAGAIN(rv)) {
+            /* The source (a CGI, a proxy) has nothing now: send what we
+             * have before waiting for more, as the core does. */
+            if ((rv = flush_out(f, ctx, NULL)) != APR_SUCCESS) {
+                return rv;
+            }
+            rv = apr_bucket_read(e, &data, &len, APR_BLOCK_READ);
+        }
         if (rv != APR_SUCCESS) {
             ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, f->r, APLOGNO(10008)
                           "reading the response body failed");
@@ -449,13 +465,7 @@ apr_status_t adf_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
     }
     if (ctx->flush_each) {
         /* An event stream is read as it comes: never hold an event. */
-        rv = adf_stream_write(ctx->stream, NULL, 0, ADF_OP_FLUSH);
-        APR_BRIGADE_INSERT_TAIL(ctx->out,
-                                apr_bucket_flush_create(f->c->bucket_alloc));
-        if (rv == APR_SUCCESS) {
-            rv = pass_out(f, ctx);
-        }
-        return rv;
+        return flush_out(f, ctx, NULL);
     }
     return APR_SUCCESS;
 }

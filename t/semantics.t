@@ -1,0 +1,131 @@
+# HTTP semantics of compressed responses: ETag and conditionals, HEAD,
+# Range, no-transform, environment switches, subrequests, statuses,
+# proxies and Accept-Encoding negotiation.
+use strict;
+use warnings FATAL => 'all';
+use lib 't/lib';
+use Apache::Test;
+use Apache::TestUtil;
+use ADFTest;
+
+plan tests => 67;
+
+my $root = docroot();
+my $page = slurp("$root/index.html");
+my $url = '/index.html';
+
+# ---- ETag, If-None-Match, If-Match -----------------------------------
+my $plain = fetch($url);
+my $gz = fetch($url, 'Accept-Encoding' => 'gzip');
+my $etag = $plain->header('ETag');
+my $gz_etag = $gz->header('ETag');
+ok defined $etag && defined $gz_etag;
+ok t_cmp($gz_etag, qr/-gzip"$/, 'compressed ETag is marked');
+ok $gz_etag ne $etag;
+
+my $r304 = fetch($url, 'Accept-Encoding' => 'gzip',
+                 'If-None-Match' => $gz_etag);
+ok t_cmp($r304->code, 304, 'If-None-Match with the gzip ETag -> 304');
+ok t_cmp($r304->header('ETag'), $gz_etag, '304 names the gzip ETag');
+ok t_cmp(vary_count($r304), 1, '304 carries Vary');
+
+$r304 = fetch($url, 'If-None-Match' => $etag);
+ok t_cmp($r304->code, 304, 'identity ETag revalidates too');
+ok t_cmp(vary_count($r304), 1, 'identity 304 carries Vary');
+
+my $r = fetch($url, 'Accept-Encoding' => 'gzip', 'If-None-Match' => '"nope"');
+ok t_cmp($r->code, 200, 'unknown ETag -> 200');
+
+$r = fetch($url, 'Accept-Encoding' => 'gzip', 'If-Match' => $gz_etag);
+ok t_cmp($r->code, 200, 'If-Match with the gzip ETag -> 200');
+ok t_cmp(decode_body($r), $page);
+$r = fetch($url, 'Accept-Encoding' => 'gzip', 'If-Match' => '"other"');
+ok t_cmp($r->code, 412, 'If-Match with another ETag -> 412');
+
+my $br = fetch($url, 'Accept-Encoding' => 'br');
+ok t_cmp($br->header('ETag'), qr/-br"$/, 'brotli ETag is marked');
+$r304 = fetch($url, 'Accept-Encoding' => 'br',
+              'If-None-Match' => $br->header('ETag'));
+ok t_cmp($r304->code, 304, 'brotli ETag revalidates');
+
+# ---- HEAD equals GET -----------------------------------------------------
+for my $coding (qw(gzip br identity)) {
+    my @h = ('Accept-Encoding' => $coding);
+    my $g = fetch($url, @h);
+    my $h = head($url, @h);
+    for my $name (qw(Content-Encoding Vary ETag Content-Type Content-Length)) {
+        ok t_cmp($h->header($name), $g->header($name), "HEAD $coding $name");
+    }
+    ok t_cmp(length($h->content), 0, "HEAD $coding has no body");
+}
+
+# ---- Range on on-the-fly output: full 200, no ranges offered ------------
+$r = fetch($url, 'Accept-Encoding' => 'gzip', 'Range' => 'bytes=0-9');
+ok t_cmp($r->code, 200, 'Range on compressed output -> 200');
+ok !defined $r->header('Content-Range');
+ok !defined $r->header('Accept-Ranges');
+ok t_cmp(decode_body($r), $page, 'full body');
+$r = fetch($url, 'Range' => 'bytes=0-9');
+ok t_cmp($r->code, 206, 'Range on identity still works');
+ok t_cmp($r->content, substr($page, 0, 10));
+
+# ---- no-transform ----------------------------------------------------------
+$r = fetch($url, 'Accept-Encoding' => 'gzip',
+           'Cache-Control' => 'no-cache, no-transform');
+ok !defined $r->header('Content-Encoding');
+ok t_cmp(note_for(qr{^GET /index.html .*coding=identity})->{reason},
+         'no-transform', 'request no-transform');
+$r = fetch('/cgi/notransform.cgi', 'Accept-Encoding' => 'gzip');
+ok !defined $r->header('Content-Encoding');
+ok t_cmp(vary_count($r), 0, 'response no-transform: no Vary');
+
+# ---- environment switches ----------------------------------------------------
+for my $ua (qw(NoGzipBot NoAdfBot)) {
+    $r = fetch($url, 'Accept-Encoding' => 'gzip', 'User-Agent' => $ua);
+    ok !defined $r->header('Content-Encoding');
+    ok t_cmp(vary_count($r), 1, "$ua: Vary");
+}
+
+# ---- subrequests: the included page is not compressed separately --------
+$r = fetch('/ssi/page.shtml', 'Accept-Encoding' => 'gzip');
+ok t_cmp($r->header('Content-Encoding'), 'gzip', 'SSI page compressed once');
+my $body = decode_body($r) // '';
+ok $body =~ /Before the include.*<h1>mod_adaptive_deflate<\/h1>.*After/s;
+
+# ---- statuses --------------------------------------------------------------
+$r = fetch('/statuses/missing.html', 'Accept-Encoding' => 'gzip');
+ok t_cmp($r->code, 404);
+ok t_cmp($r->header('Content-Encoding'), 'gzip', '404 compressed when listed');
+ok t_cmp(decode_body($r), slurp("$root/statuses/notfound.html"));
+$r = fetch('/missing-elsewhere.html', 'Accept-Encoding' => 'gzip');
+ok !defined $r->header('Content-Encoding');
+
+# ---- proxies -------------------------------------------------------------------
+$r = fetch('/noproxy/page.html', 'Accept-Encoding' => 'gzip',
+           'Via' => '1.1 cache');
+ok !defined $r->header('Content-Encoding');
+$r = fetch('/sub/page.html', 'Accept-Encoding' => 'gzip',
+           'Via' => '1.1 cache');
+ok t_cmp($r->header('Content-Encoding'), 'gzip', 'proxied by default');
+
+# ---- negotiation ---------------------------------------------------------------
+my @cases = (
+    [ 'gzip;q=0', undef ],
+    [ 'gzip;q=0, br;q=0', undef ],
+    [ 'GZIP', 'gzip' ],
+    [ '  gzip  ;  q=0.5 ,, deflate', 'gzip' ],
+    [ 'x-gzip', 'gzip' ],
+    [ '*', 'gzip' ],                    # server preference (gzip br here)
+    [ '*;q=0, identity', undef ],
+    [ 'identity;q=1, gzip;q=0.5', undef ],
+    [ 'br;q=0.9, gzip;q=0.8', 'br' ],   # q beats server preference
+    [ 'gzip;q=0.5, br;q=0.5', 'gzip' ], # tie: server preference
+    [ 'br', 'br' ],
+    [ 'gzip;q=1e308', undef ],
+    [ "gzip;q=\x01", undef ],
+);
+for my $c (@cases) {
+    my ($ae, $want) = @$c;
+    $r = fetch($url, 'Accept-Encoding' => $ae);
+    ok t_cmp($r->header('Content-Encoding'), $want, "Accept-Encoding: $ae");
+}
