@@ -1,11 +1,14 @@
-/* Shared load state and its sampler thread.
+/* Shared load state and its sampler.
  *
- * The parent owns the controller: a mod_watchdog callback in the parent
- * process samples the load source every interval, runs the controller and
- * publishes the result in an anonymous shared segment the children
- * inherit.  Children only read four 32-bit words per response, with
- * apr_atomic, and never touch /proc.  The segment lives in pconf, so a
- * graceful restart replaces it cleanly.
+ * One place samples: a mod_watchdog singleton callback, which runs in
+ * exactly one child at a time (mod_watchdog elects it with a global mutex
+ * and hands it on when that child exits; httpd has no parent watchdog
+ * threads under forked MPMs).  It reads the load source every interval,
+ * runs the controller, whose state lives in the segment so the next
+ * elected child goes on from it, and publishes the result.  Every child
+ * reads four 32-bit words per response with apr_atomic and never touches
+ * /proc.  The segment is anonymous and lives in pconf: a graceful restart
+ * replaces it and leaves nothing behind in /dev/shm or SysV IPC.
  */
 #include "adf_shm.h"
 
@@ -23,14 +26,13 @@ typedef struct {
     volatile apr_uint32_t ema;
     volatile apr_uint32_t effort;       /* fraction * SCALE */
     volatile apr_uint32_t limited;
+    adf_control_t control;              /* written by the sampler only */
 } adf_shared_t;
 
 typedef struct {
     server_rec *s;
     adf_sampler_t *sampler;
-    adf_control_t control;
     adf_control_conf_t conf;
-    int logged_none;
 } adf_monitor_t;
 
 static adf_shared_t *shared;
@@ -73,37 +75,35 @@ void adf_shm_view(adf_load_view_t *v)
 static apr_status_t sample_tick(int state, void *data, apr_pool_t *pool)
 {
     adf_monitor_t *m = data;
+    adf_control_t *c;
     double sample;
-    int was_limited = m->control.limited;
+    int was_limited;
 
-    if (state != AP_WATCHDOG_STATE_RUNNING) {
+    if (state != AP_WATCHDOG_STATE_RUNNING || !shared) {
         return APR_SUCCESS;
     }
+    c = &shared->control;
+    was_limited = c->limited;
+    /* -1 (no reading yet, or none at all) leaves the state as it is. */
     sample = adf_sampler_read(m->sampler, apr_time_now());
-    if (sample < 0 && !m->logged_none) {
-        /* Not yet a reading (the first of a delta source) or none at all:
-         * the controller holds its state, i.e. full effort at start. */
-        m->logged_none = 1;
-    }
-    adf_control_update(&m->control, &m->conf, sample);
-    publish(&m->control);
-    if (m->control.limited != was_limited) {
+    adf_control_update(c, &m->conf, sample);
+    publish(c);
+    if (c->limited != was_limited) {
         ap_log_error(APLOG_MARK, APLOG_INFO, 0, m->s, APLOGNO(10001)
-                     "CPU load %.1f%%: compression %s", m->control.raw,
-                     m->control.limited ? "paused (above the CPU limit)"
-                                        : "resumed");
+                     "CPU load %.1f%%: compression %s", c->raw,
+                     c->limited ? "paused (above the CPU limit)"
+                                : "resumed");
     }
     ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, m->s,
                  "load sample %.1f%%, smoothed %.1f%%, effort %.3f%s",
-                 sample, m->control.ema, m->control.effort,
-                 m->control.limited ? ", limited" : "");
+                 sample, c->ema, c->effort, c->limited ? ", limited" : "");
     return APR_SUCCESS;
 }
 
 int adf_shm_watchdog_need(server_rec *s, const char *name, int parent,
                           int singleton)
 {
-    return parent && !strcmp(name, ADF_WATCHDOG_NAME) ? OK : DECLINED;
+    return !parent && !strcmp(name, ADF_WATCHDOG_NAME) ? OK : DECLINED;
 }
 
 static apr_status_t forget_shared(void *data)
@@ -142,8 +142,8 @@ int adf_shm_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     m = apr_pcalloc(pconf, sizeof(*m));
     m->s = s;
     adf_conf_control(sc, &m->conf);
-    adf_control_init(&m->control);
-    publish(&m->control);
+    adf_control_init(&shared->control);
+    publish(&shared->control);
 
     src = adf_conf_source(sc, &path);
     m->sampler = adf_sampler_create(pconf, src, path, "", &warning);
@@ -166,7 +166,7 @@ int adf_shm_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                      "and responses use the maximum level");
         return OK;
     }
-    rv = wd_get_instance(&wd, ADF_WATCHDOG_NAME, 1, 1, pconf);
+    rv = wd_get_instance(&wd, ADF_WATCHDOG_NAME, 0, 1, pconf);
     if (rv == APR_SUCCESS) {
         rv = wd_register(wd, adf_conf_interval(sc), m, sample_tick);
     }

@@ -1,0 +1,110 @@
+# Configuration: inheritance across vhost and directories, levels, and
+# strict directive parsing (startup fails naming directive, file, line).
+use strict;
+use warnings FATAL => 'all';
+use lib 't/lib';
+use Apache::Test;
+use Apache::TestUtil;
+use Apache::TestRequest ();
+use File::Temp qw(tempdir);
+use ADFTest;
+
+my @bad = (
+    [ 'AdaptiveDeflateGzipLevels 6x 9',        "'6x' is not a whole number" ],
+    [ 'AdaptiveDeflateGzipLevels 0 12',        'out of range' ],
+    [ 'AdaptiveDeflateGzipLevels 9 1',         'MIN 9 is above MAX 1' ],
+    [ 'AdaptiveDeflateBrotliQualities 0 12',   'out of range' ],
+    [ 'AdaptiveDeflateMinLength 10q',          'not a size' ],
+    [ 'AdaptiveDeflateMinLength -5',           'not a size' ],
+    [ 'AdaptiveDeflateSizeLevels 64k:10',      'out of range' ],
+    [ 'AdaptiveDeflateSizeLevels 64k',         'not SIZE:LEVEL' ],
+    [ 'AdaptiveDeflateSizeLevels 1k:9 1k:4',   'repeats a size' ],
+    [ 'AdaptiveDeflateEncodings gzip deflate', "unknown coding 'deflate'" ],
+    [ 'AdaptiveDeflateEncodings gzip gzip',    'listed twice' ],
+    [ 'AdaptiveDeflateStatuses 304',           'no body' ],
+    [ 'AdaptiveDeflateStatuses 20x',           'not a whole number' ],
+    [ 'AdaptiveDeflateLoadSource bogus',       'not a load source' ],
+    [ 'AdaptiveDeflateLoadSource file:',       'not a load source' ],
+    [ 'AdaptiveDeflateLoadInterval 10ms',      'out of range' ],
+    [ 'AdaptiveDeflateLoadInterval 1h',        'not a duration' ],
+    [ 'AdaptiveDeflateCPUTarget 100',          'between 1 and 99' ],
+    [ 'AdaptiveDeflateCPUTarget 8O',           'not a percentage' ],
+    [ 'AdaptiveDeflateCPULimit 80 90',         'must not be above' ],
+    [ 'AdaptiveDeflate maybe',                 'must be On or Off' ],
+    [ 'AdaptiveDeflateTypes html',             'not a media type' ],
+    [ "<VirtualHost 127.0.0.1:1>\nAdaptiveDeflateCPUTarget 50\n</VirtualHost>",
+      'cannot occur within' ],
+);
+
+plan tests => 15 + 1 + 3 * @bad;
+
+my $page = slurp(docroot() . '/index.html');
+
+# ---- levels ------------------------------------------------------------------
+my $r = fetch('/index.html', 'Accept-Encoding' => 'gzip');
+ok t_cmp(gzip_xfl($r->content), 2, 'idle: level 9 (XFL 2)');
+$r = fetch('/level1/page.html', 'Accept-Encoding' => 'gzip');
+ok t_cmp(gzip_xfl($r->content), 4, 'AdaptiveDeflateGzipLevels 1 1 (XFL 4)');
+ok t_cmp(note_for(qr{^GET /level1/page.html })->{level}, 1, 'level note');
+
+# ---- directory inheritance -----------------------------------------------------
+$r = fetch('/tiny.html', 'Accept-Encoding' => 'gzip');
+ok !defined $r->header('Content-Encoding');         # MinLength 100
+$r = fetch('/sub/deeper/tiny.html', 'Accept-Encoding' => 'gzip');
+ok t_cmp($r->header('Content-Encoding'), 'gzip', 'sub/deeper inherits sub');
+$r = fetch('/sub/deeper/page.html', 'Accept-Encoding' => 'gzip');
+ok t_cmp(gzip_xfl($r->content), 2, 'sub/deeper keeps the server levels');
+
+# ---- a vhost that sets only the levels keeps the rest ---------------------------
+Apache::TestRequest::module('adf_vhost');
+$r = fetch('/index.html', 'Accept-Encoding' => 'gzip');
+ok t_cmp($r->header('Content-Encoding'), 'gzip', 'vhost compresses');
+ok t_cmp(gzip_xfl($r->content), 4, 'vhost level 1');
+ok t_cmp(decode_body($r), $page);
+$r = fetch('/style.css', 'Accept-Encoding' => 'gzip');
+ok !defined $r->header('Content-Encoding');         # inherited type list
+$r = fetch('/tiny.html', 'Accept-Encoding' => 'gzip');
+ok !defined $r->header('Content-Encoding');         # inherited MinLength
+$r = fetch('/sub/deeper/tiny.html', 'Accept-Encoding' => 'gzip');
+ok t_cmp($r->header('Content-Encoding'), 'gzip', 'vhost + directory');
+ok t_cmp(gzip_xfl($r->content), 4, 'vhost + directory: vhost level');
+$r = fetch('/index.html', 'Accept-Encoding' => 'gzip', 'User-Agent' => 'NoGzipBot');
+ok !defined $r->header('Content-Encoding');         # server-wide SetEnvIf
+$r = fetch('/index.html', 'Accept-Encoding' => 'gzip;q=0.5, br');
+ok t_cmp($r->header('Content-Encoding'), 'br', 'vhost: brotli');
+Apache::TestRequest::module('default');
+
+# ---- strict parsing ----------------------------------------------------------------
+my $moddir = `apxs -q LIBEXECDIR`;
+chomp $moddir;
+my $dir = tempdir(CLEANUP => 1);
+sub config_test {
+    my ($directive) = @_;
+    my $conf = "$dir/test.conf";
+    my @head = (
+        "ServerRoot $dir",
+        "LoadModule mpm_prefork_module $moddir/mod_mpm_prefork.so",
+        "LoadModule authz_core_module $moddir/mod_authz_core.so",
+        "LoadModule adaptive_deflate_module $ENV{ADF_MODULE}",
+        "ErrorLog $dir/error_log",
+        "PidFile $dir/httpd.pid",
+        "Listen 127.0.0.1:1",
+    );
+    spew($conf, join("\n", @head, $directive, '') );
+    my $line = @head + 1;
+    $line++ if $directive =~ /^<VirtualHost/;
+    my $out = `/usr/sbin/apache2 -t -f $conf 2>&1`;
+    return ($? >> 8, $out, $conf, $line);
+}
+
+my ($rc, $out) = config_test('AdaptiveDeflateGzipLevels 1 9');
+ok t_cmp($rc, 0, "a good configuration passes apache2 -t: $out");
+
+for my $b (@bad) {
+    my ($directive, $msg) = @$b;
+    my ($rc, $out, $conf, $line) = config_test($directive);
+    my ($name) = $directive =~ /(AdaptiveDeflate\w*)/;
+    ok $rc != 0;
+    ok t_cmp($out, qr/line $line of \Q$conf\E/, "$directive: file and line");
+    ok t_cmp($out, qr/\Q$name\E.*\Q$msg\E/, "$directive: message");
+}
