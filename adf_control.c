@@ -28,12 +28,16 @@ void adf_control_update(adf_control_t *c, const adf_control_conf_t *conf,
     c->primed = 1;
 
     if (c->limited) {
-        c->limited = sample >= conf->limit_on;
+        if (sample >= conf->limit_on) {
+            return;
+        }
+        c->limited = 0;
     }
-    else {
-        c->limited = sample >= conf->limit_off;
+    else if (sample >= conf->limit_off) {
+        c->limited = 1;
+        c->effort *= ADF_CONTROL_BACKOFF;
+        return;
     }
-
     err = conf->target - c->ema;
     if (err > ADF_CONTROL_DEADBAND || err < -ADF_CONTROL_DEADBAND) {
         c->effort += ADF_CONTROL_GAIN * err;

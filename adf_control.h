@@ -5,18 +5,24 @@
  *    ADF_CONTROL_ALPHA) to damp noise.
  *  - At or above the CPU limit's OFF mark (on the raw sample, so a
  *    saturated CPU is seen within one interval) nothing new is compressed
- *    until a sample falls below the ON mark (hysteresis).
+ *    until a sample falls below the ON mark (hysteresis).  Tripping the
+ *    limit also cuts the effort by ADF_CONTROL_BACKOFF, and the effort
+ *    holds still while limited, so compression resumes below the level
+ *    that saturated the CPU instead of flapping in and out of the limit.
  *  - Otherwise the effort (0 = no compression, 1 = the maximum level)
  *    integrates the distance of the average from the target: it climbs
  *    while there is headroom and falls while the CPU is above target, by
  *    ADF_CONTROL_GAIN per percentage point and interval, with a dead band
  *    of ADF_CONTROL_DEADBAND points so steady load holds the level still.
+ *    The gain keeps the loop stable even when compression is all of the
+ *    CPU's work (simulated in t/unit/test_control.c).
  */
 #ifndef ADF_CONTROL_H
 #define ADF_CONTROL_H
 
 #define ADF_CONTROL_ALPHA     0.5
-#define ADF_CONTROL_GAIN      0.03
+#define ADF_CONTROL_GAIN      0.01
+#define ADF_CONTROL_BACKOFF   0.5
 #define ADF_CONTROL_DEADBAND  2.0
 
 typedef struct {

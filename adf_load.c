@@ -310,6 +310,8 @@ int adf_cgroup_self(apr_pool_t *p, const char *text, const char *controller,
         char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 
         if (c2 && c2[1] == '/') {
+            /* hierarchy-id:controller-list:path */
+            *c1 = '\0';
             *c2 = '\0';
             if (!strcmp(line, "0") && c1[1] == '\0') {
                 *path = c2 + 1;

@@ -1,2 +1,341 @@
+/* Load source parsers on fixture text (good and malformed), and the
+ * sampler on a fake /proc and /sys tree. */
 #include <check.h>
-int main(void){return 0;}
+#include <apr_general.h>
+#include <apr_strings.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "../../adf_load.h"
+
+static const char proc_stat[] =
+    "cpu  200 0 100 700 0 0 0 0 0 0\n"
+    "cpu0 100 0 50 300 50 0 0 0 0 0\n"
+    "cpu1 100 0 50 400 0 0 0 0 0 0\n"
+    "cpu2 10 10 10 10 10 10 10 10 5 5\n"
+    "intr 12345 1 2 3\n"
+    "ctxt 999\n";
+
+START_TEST(cpuset)
+{
+    adf_cpuset_t s;
+
+    ck_assert_int_eq(adf_cpuset_parse("0-3,8,10-11\n", &s), 0);
+    ck_assert_int_eq(adf_cpuset_count(&s), 7);
+    ck_assert_int_eq(adf_cpuset_parse("5", &s), 0);
+    ck_assert_int_eq(adf_cpuset_count(&s), 1);
+    ck_assert_int_eq(adf_cpuset_parse("0-1023", &s), 0);
+    ck_assert_int_eq(adf_cpuset_count(&s), 1024);
+    ck_assert_int_eq(adf_cpuset_parse("", &s), -1);
+    ck_assert_int_eq(adf_cpuset_parse("3-1", &s), -1);
+    ck_assert_int_eq(adf_cpuset_parse("0-1024", &s), -1);
+    ck_assert_int_eq(adf_cpuset_parse("a", &s), -1);
+    ck_assert_int_eq(adf_cpuset_parse("1,,2", &s), -1);
+    ck_assert_int_eq(adf_cpuset_parse("1-", &s), -1);
+    ck_assert_int_eq(adf_cpuset_from_status(
+        "Name:\tapache2\nCpus_allowed:\t3\nCpus_allowed_list:\t0-1\n", &s), 0);
+    ck_assert_int_eq(adf_cpuset_count(&s), 2);
+    ck_assert_int_eq(adf_cpuset_from_status("Name: x\n", &s), -1);
+}
+END_TEST
+
+START_TEST(proc_stat_lines)
+{
+    adf_cpu_times_t t;
+    adf_cpuset_t s;
+
+    ck_assert_int_eq(adf_proc_stat_parse(proc_stat, NULL, &t), 0);
+    /* busy = user nice system irq softirq steal; iowait is idle */
+    ck_assert_uint_eq(t.busy, 150 + 150 + 60);
+    ck_assert_uint_eq(t.total, 500 + 550 + 80);
+    adf_cpuset_parse("1", &s);
+    ck_assert_int_eq(adf_proc_stat_parse(proc_stat, &s, &t), 0);
+    ck_assert_uint_eq(t.busy, 150);
+    ck_assert_uint_eq(t.total, 550);
+    /* steal time counts as busy */
+    adf_cpuset_parse("2", &s);
+    ck_assert_int_eq(adf_proc_stat_parse(proc_stat, &s, &t), 0);
+    ck_assert_uint_eq(t.busy, 60);
+    adf_cpuset_parse("7", &s);
+    ck_assert_int_eq(adf_proc_stat_parse(proc_stat, &s, &t), -1);
+    ck_assert_int_eq(adf_proc_stat_parse("cpu0 1 2 3\n", NULL, &t), -1);
+    ck_assert_int_eq(adf_proc_stat_parse("", NULL, &t), -1);
+    ck_assert_int_eq(adf_proc_stat_parse("cpu0 a b c d e f g h\n", NULL, &t),
+                     -1);
+    ck_assert_int_eq(adf_proc_stat_parse(
+        "cpu0 99999999999999999999999 0 0 0 0 0 0 0\n", NULL, &t), -1);
+}
+END_TEST
+
+START_TEST(cgroups)
+{
+    apr_uint64_t u;
+    double cpus;
+
+    ck_assert_int_eq(adf_cgroup2_usage("usage_usec 123456\nuser_usec 1\n",
+                                       &u), 0);
+    ck_assert_uint_eq(u, 123456);
+    ck_assert_int_eq(adf_cgroup2_usage("user_usec 1\n", &u), -1);
+    ck_assert_int_eq(adf_cgroup2_usage("usage_usec x\n", &u), -1);
+    ck_assert_int_eq(adf_cgroup2_max("50000 100000\n", &cpus), 0);
+    ck_assert(cpus == 0.5);
+    ck_assert_int_eq(adf_cgroup2_max("max 100000\n", &cpus), 0);
+    ck_assert(cpus == 0);
+    ck_assert_int_eq(adf_cgroup2_max("50000\n", &cpus), -1);
+    ck_assert_int_eq(adf_cgroup2_max("50000 0\n", &cpus), -1);
+    ck_assert_int_eq(adf_cgroup2_max("lots 100000\n", &cpus), -1);
+    ck_assert_int_eq(adf_cgroup1_quota("150000\n", "100000\n", &cpus), 0);
+    ck_assert(cpus == 1.5);
+    ck_assert_int_eq(adf_cgroup1_quota("-1\n", "100000\n", &cpus), 0);
+    ck_assert(cpus == 0);
+    ck_assert_int_eq(adf_cgroup1_quota("-2\n", "100000\n", &cpus), -1);
+    ck_assert_int_eq(adf_parse_u64("987654321\n", &u), 0);
+    ck_assert_uint_eq(u, 987654321);
+    ck_assert_int_eq(adf_parse_u64("98x\n", &u), -1);
+}
+END_TEST
+
+START_TEST(psi_and_file)
+{
+    double v;
+
+    ck_assert_int_eq(adf_psi_some_avg10(
+        "some avg10=12.34 avg60=1.00 avg300=0.50 total=123\n"
+        "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", &v), 0);
+    ck_assert(v > 12.33 && v < 12.35);
+    ck_assert_int_eq(adf_psi_some_avg10("full avg10=1.00\n", &v), -1);
+    ck_assert_int_eq(adf_psi_some_avg10("some avg60=1.00\n", &v), -1);
+    ck_assert_int_eq(adf_psi_some_avg10("some avg10=abc\n", &v), -1);
+    ck_assert_int_eq(adf_psi_some_avg10("some avg10=101.00 x\n", &v), -1);
+    ck_assert_int_eq(adf_load_file_parse("42\n", &v), 0);
+    ck_assert(v == 42);
+    ck_assert_int_eq(adf_load_file_parse("  7.5  \n", &v), 0);
+    ck_assert(v == 7.5);
+    ck_assert_int_eq(adf_load_file_parse("100", &v), 0);
+    ck_assert_int_eq(adf_load_file_parse("101", &v), -1);
+    ck_assert_int_eq(adf_load_file_parse("-1", &v), -1);
+    ck_assert_int_eq(adf_load_file_parse("", &v), -1);
+    ck_assert_int_eq(adf_load_file_parse("5 5", &v), -1);
+}
+END_TEST
+
+START_TEST(cgroup_self)
+{
+    apr_pool_t *p;
+    char *path;
+    int v2;
+
+    apr_initialize();
+    apr_pool_create(&p, NULL);
+    ck_assert_int_eq(adf_cgroup_self(p, "0::/system.slice/apache2.service\n",
+                                     "cpuacct", &path, &v2), 0);
+    ck_assert_str_eq(path, "/system.slice/apache2.service");
+    ck_assert_int_eq(v2, 1);
+    ck_assert_int_eq(adf_cgroup_self(p, "12:memory:/a\n4:cpu,cpuacct:/web\n",
+                                     "cpuacct", &path, &v2), 0);
+    ck_assert_str_eq(path, "/web");
+    ck_assert_int_eq(v2, 0);
+    ck_assert_int_eq(adf_cgroup_self(p, "12:memory:/a\n", "cpuacct", &path,
+                                     &v2), -1);
+    ck_assert_int_eq(adf_cgroup_self(p, "garbage", "cpuacct", &path, &v2),
+                     -1);
+    apr_pool_destroy(p);
+    apr_terminate();
+}
+END_TEST
+
+START_TEST(sources)
+{
+    apr_pool_t *p;
+    adf_source_e src;
+    const char *path;
+
+    apr_initialize();
+    apr_pool_create(&p, NULL);
+    ck_assert_ptr_null(adf_source_parse(p, "auto", &src, &path));
+    ck_assert_int_eq(src, ADF_SRC_AUTO);
+    ck_assert_ptr_null(adf_source_parse(p, "CPUS", &src, &path));
+    ck_assert_int_eq(src, ADF_SRC_CPUS);
+    ck_assert_ptr_null(adf_source_parse(p, "file:/x/y", &src, &path));
+    ck_assert_int_eq(src, ADF_SRC_FILE);
+    ck_assert_str_eq(path, "/x/y");
+    ck_assert_ptr_nonnull(adf_source_parse(p, "file:", &src, &path));
+    ck_assert_ptr_nonnull(adf_source_parse(p, "load", &src, &path));
+    apr_pool_destroy(p);
+    apr_terminate();
+}
+END_TEST
+
+/* ---- the sampler on a fake tree ------------------------------------------ */
+
+static char root[64];
+
+static void put(const char *rel, const char *text)
+{
+    char path[512], *slash;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s%s", root, rel);
+    for (slash = strchr(path + strlen(root) + 1, '/'); slash;
+         slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        mkdir(path, 0755);
+        *slash = '/';
+    }
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void make_root(void)
+{
+    strcpy(root, "/tmp/adf-load-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(root));
+    put("/proc/self/status", "Name:\tx\nCpus_allowed_list:\t1\n");
+}
+
+START_TEST(sampler_cpus)
+{
+    apr_pool_t *p;
+    adf_sampler_t *s;
+    const char *warn;
+
+    apr_initialize();
+    apr_pool_create(&p, NULL);
+    make_root();
+    put("/proc/self/cgroup", "0::/\n");
+    put("/proc/stat", "cpu0 0 0 0 1000 0 0 0 0\ncpu1 0 0 0 1000 0 0 0 0\n");
+    s = adf_sampler_create(p, ADF_SRC_CPUS, NULL, root, &warn);
+    ck_assert_ptr_null(warn);
+    ck_assert_double_eq(adf_sampler_read(s, 0), -1);   /* first: no delta */
+    /* cpu1 (the only allowed CPU) busy 75 of 100; cpu0 fully busy */
+    put("/proc/stat", "cpu0 100 0 0 1000 0 0 0 0\ncpu1 50 0 20 1025 0 0 0 5\n");
+    ck_assert_double_eq_tol(adf_sampler_read(s, 0), 75.0, 0.01);
+    put("/proc/stat", "cpu1 50 0 20 1125 0 0 0 5\n");
+    ck_assert_double_eq_tol(adf_sampler_read(s, 0), 0.0, 0.01);
+    put("/proc/stat", "garbage\n");
+    ck_assert_double_eq(adf_sampler_read(s, 0), -1);
+    apr_pool_destroy(p);
+    apr_terminate();
+}
+END_TEST
+
+START_TEST(sampler_cgroup_v2_quota)
+{
+    apr_pool_t *p;
+    adf_sampler_t *s;
+    const char *warn;
+
+    apr_initialize();
+    apr_pool_create(&p, NULL);
+    make_root();
+    put("/proc/self/cgroup", "0::/web\n");
+    put("/sys/fs/cgroup/web/cpu.max", "50000 100000\n");
+    put("/sys/fs/cgroup/web/cpu.stat", "usage_usec 1000000\n");
+    put("/proc/stat", "cpu1 0 0 0 1000 0 0 0 0\n");
+    /* auto picks the cgroup because a quota is set */
+    s = adf_sampler_create(p, ADF_SRC_AUTO, NULL, root, &warn);
+    ck_assert_ptr_null(warn);
+    ck_assert_ptr_nonnull(strstr(adf_sampler_describe(s), "cgroup"));
+    ck_assert_double_eq(adf_sampler_read(s, apr_time_from_sec(10)), -1);
+    /* 0.5 CPU-seconds used in 1 s under a 0.5 CPU quota: 100 % */
+    put("/sys/fs/cgroup/web/cpu.stat", "usage_usec 1500000\n");
+    ck_assert_double_eq_tol(adf_sampler_read(s, apr_time_from_sec(11)),
+                            100.0, 0.01);
+    put("/sys/fs/cgroup/web/cpu.stat", "usage_usec 1625000\n");
+    ck_assert_double_eq_tol(adf_sampler_read(s, apr_time_from_sec(12)),
+                            25.0, 0.01);
+    /* PSI as a brake adds stalled demand */
+    apr_pool_destroy(p);
+    apr_terminate();
+}
+END_TEST
+
+START_TEST(sampler_cgroup_v1_and_psi)
+{
+    apr_pool_t *p;
+    adf_sampler_t *s;
+    const char *warn;
+
+    apr_initialize();
+    apr_pool_create(&p, NULL);
+    make_root();
+    put("/proc/self/cgroup", "3:cpu,cpuacct:/c1\n");
+    put("/sys/fs/cgroup/cpu,cpuacct/c1/cpuacct.usage", "0\n");
+    put("/sys/fs/cgroup/cpu,cpuacct/c1/cpu.cfs_quota_us", "200000\n");
+    put("/sys/fs/cgroup/cpu,cpuacct/c1/cpu.cfs_period_us", "100000\n");
+    put("/proc/pressure/cpu", "some avg10=10.00 avg60=0 avg300=0 total=0\n");
+    s = adf_sampler_create(p, ADF_SRC_AUTO, NULL, root, &warn);
+    ck_assert_ptr_null(warn);
+    ck_assert_ptr_nonnull(strstr(adf_sampler_describe(s), "psi"));
+    adf_sampler_read(s, apr_time_from_sec(1));
+    /* 1 CPU-second (ns) in 1 s of a 2-CPU quota: 50 %, plus 10 % PSI */
+    put("/sys/fs/cgroup/cpu,cpuacct/c1/cpuacct.usage", "1000000000\n");
+    ck_assert_double_eq_tol(adf_sampler_read(s, apr_time_from_sec(2)),
+                            60.0, 0.01);
+    apr_pool_destroy(p);
+    apr_terminate();
+}
+END_TEST
+
+START_TEST(sampler_file_and_missing)
+{
+    apr_pool_t *p;
+    adf_sampler_t *s;
+    const char *warn;
+    char path[128];
+
+    apr_initialize();
+    apr_pool_create(&p, NULL);
+    make_root();
+    snprintf(path, sizeof(path), "%s/load", root);
+    s = adf_sampler_create(p, ADF_SRC_FILE, path, root, &warn);
+    ck_assert_ptr_nonnull(warn);                /* not there yet */
+    ck_assert_double_eq(adf_sampler_read(s, 0), -1);
+    put("/load", "33\n");
+    ck_assert_double_eq(adf_sampler_read(s, 0), 33);
+    put("/load", "bogus\n");
+    ck_assert_double_eq(adf_sampler_read(s, 0), -1);
+
+    /* psi without any pressure file: a warning, no crash, no reading */
+    s = adf_sampler_create(p, ADF_SRC_PSI, NULL, root, &warn);
+    ck_assert_ptr_nonnull(warn);
+    ck_assert_double_eq(adf_sampler_read(s, 0), -1);
+    /* cpus without /proc/stat */
+    s = adf_sampler_create(p, ADF_SRC_CPUS, NULL, root, &warn);
+    ck_assert_ptr_nonnull(warn);
+    ck_assert_double_eq(adf_sampler_read(s, 0), -1);
+    apr_pool_destroy(p);
+    apr_terminate();
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("load");
+    TCase *tc = tcase_create("parsers");
+    TCase *ts = tcase_create("sampler");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_test(tc, cpuset);
+    tcase_add_test(tc, proc_stat_lines);
+    tcase_add_test(tc, cgroups);
+    tcase_add_test(tc, psi_and_file);
+    tcase_add_test(tc, cgroup_self);
+    tcase_add_test(tc, sources);
+    tcase_add_test(ts, sampler_cpus);
+    tcase_add_test(ts, sampler_cgroup_v2_quota);
+    tcase_add_test(ts, sampler_cgroup_v1_and_psi);
+    tcase_add_test(ts, sampler_file_and_missing);
+    suite_add_tcase(s, tc);
+    suite_add_tcase(s, ts);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

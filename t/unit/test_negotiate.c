@@ -1,2 +1,155 @@
+/* Accept-Encoding parsing and selection. */
 #include <check.h>
-int main(void){return 0;}
+#include <string.h>
+#include "../../adf_negotiate.h"
+
+static const adf_coding_e br_gzip[] = { ADF_BR, ADF_GZIP };
+static const adf_coding_e gzip_br[] = { ADF_GZIP, ADF_BR };
+static const adf_coding_e gzip_only[] = { ADF_GZIP };
+
+static adf_coding_e pick(const char *ae, const adf_coding_e *prefs, int n)
+{
+    adf_accept_t acc;
+
+    adf_accept_parse(ae, &acc);
+    return adf_negotiate(&acc, prefs, n);
+}
+
+START_TEST(basics)
+{
+    ck_assert_int_eq(pick(NULL, br_gzip, 2), ADF_IDENTITY);
+    ck_assert_int_eq(pick("", br_gzip, 2), ADF_IDENTITY);
+    ck_assert_int_eq(pick("gzip", br_gzip, 2), ADF_GZIP);
+    ck_assert_int_eq(pick("br", br_gzip, 2), ADF_BR);
+    ck_assert_int_eq(pick("br", gzip_only, 1), ADF_IDENTITY);
+    ck_assert_int_eq(pick("gzip, deflate, br", br_gzip, 2), ADF_BR);
+    ck_assert_int_eq(pick("gzip, deflate, br", gzip_br, 2), ADF_GZIP);
+    ck_assert_int_eq(pick("deflate", br_gzip, 2), ADF_IDENTITY);
+    ck_assert_int_eq(pick("x-gzip", br_gzip, 2), ADF_GZIP);
+    ck_assert_int_eq(pick("GZip", br_gzip, 2), ADF_GZIP);
+    ck_assert_int_eq(pick("BR", br_gzip, 2), ADF_BR);
+}
+END_TEST
+
+START_TEST(qvalues)
+{
+    ck_assert_int_eq(pick("gzip;q=0", br_gzip, 2), ADF_IDENTITY);
+    ck_assert_int_eq(pick("gzip;q=0.000", br_gzip, 2), ADF_IDENTITY);
+    ck_assert_int_eq(pick("gzip;q=0.001", br_gzip, 2), ADF_GZIP);
+    ck_assert_int_eq(pick("br;q=0.5, gzip;q=0.6", br_gzip, 2), ADF_GZIP);
+    ck_assert_int_eq(pick("br;q=0.6, gzip;q=0.5", gzip_br, 2), ADF_BR);
+    /* Ties go to the server's order. */
+    ck_assert_int_eq(pick("br;q=0.5, gzip;q=0.5", gzip_br, 2), ADF_GZIP);
+    ck_assert_int_eq(pick("br;q=0.5, gzip;q=0.5", br_gzip, 2), ADF_BR);
+    ck_assert_int_eq(pick("gzip;Q=1.0", br_gzip, 2), ADF_GZIP);
+    ck_assert_int_eq(pick("gzip;q=1.000", br_gzip, 2), ADF_GZIP);
+    ck_assert_int_eq(pick("gzip ; q = 0.5", br_gzip, 2), ADF_GZIP);
+    /* Unknown parameters are skipped, q still counts. */
+    ck_assert_int_eq(pick("gzip;level=1;q=0", br_gzip, 2), ADF_IDENTITY);
+    /* The highest weight given to a coding counts. */
+    ck_assert_int_eq(pick("gzip;q=0, gzip", br_gzip, 2), ADF_GZIP);
+}
+END_TEST
+
+START_TEST(identity_and_star)
+{
+    ck_assert_int_eq(pick("*", br_gzip, 2), ADF_BR);
+    ck_assert_int_eq(pick("*;q=0", br_gzip, 2), ADF_IDENTITY);
+    ck_assert_int_eq(pick("*;q=0, gzip", br_gzip, 2), ADF_GZIP);
+    ck_assert_int_eq(pick("*, br;q=0", br_gzip, 2), ADF_GZIP);
+    ck_assert_int_eq(pick("identity", br_gzip, 2), ADF_IDENTITY);
+    ck_assert_int_eq(pick("identity;q=1, gzip;q=0.5", br_gzip, 2),
+                     ADF_IDENTITY);
+    ck_assert_int_eq(pick("identity;q=0.5, gzip", br_gzip, 2), ADF_GZIP);
+    ck_assert_int_eq(pick("identity;q=0, gzip", br_gzip, 2), ADF_GZIP);
+    /* Equal weights: compressing is what the client asked for. */
+    ck_assert_int_eq(pick("identity, gzip", br_gzip, 2), ADF_GZIP);
+}
+END_TEST
+
+START_TEST(effective_q)
+{
+    adf_accept_t acc;
+
+    adf_accept_parse(NULL, &acc);
+    ck_assert_int_eq(adf_accept_q(&acc, ADF_IDENTITY), 1000);
+    ck_assert_int_eq(adf_accept_q(&acc, ADF_GZIP), 0);
+    adf_accept_parse("*;q=0", &acc);
+    ck_assert_int_eq(adf_accept_q(&acc, ADF_IDENTITY), 0);
+    adf_accept_parse("*;q=0.3", &acc);
+    ck_assert_int_eq(adf_accept_q(&acc, ADF_BR), 300);
+    adf_accept_parse("gzip;q=0.25", &acc);
+    ck_assert_int_eq(adf_accept_q(&acc, ADF_GZIP), 250);
+}
+END_TEST
+
+/* Hostile and malformed input: never a coding the client did not offer
+ * cleanly, never a crash. */
+START_TEST(malformed)
+{
+    char big[8193];
+    char many[12000];
+    int i;
+
+    ck_assert_int_eq(pick("gzip;q=1e308", br_gzip, 2), ADF_IDENTITY);
+    ck_assert_int_eq(pick("gzip;q=-1", br_gzip, 2), ADF_IDENTITY);
+    ck_assert_int_eq(pick("gzip;q=0.0001", br_gzip, 2), ADF_IDENTITY);
+    ck_assert_int_eq(pick("gzip;q=1.5", br_gzip, 2), ADF_IDENTITY);
+    ck_assert_int_eq(pick("gzip;q=2", br_gzip, 2), ADF_IDENTITY);
+    ck_assert_int_eq(pick("gzip;q=", br_gzip, 2), ADF_IDENTITY);
+    ck_assert_int_eq(pick("gzip;q", br_gzip, 2), ADF_IDENTITY);
+    ck_assert_int_eq(pick("gzip;q=0.5x", br_gzip, 2), ADF_IDENTITY);
+    ck_assert_int_eq(pick("gzip junk", br_gzip, 2), ADF_IDENTITY);
+    ck_assert_int_eq(pick("gz\x01ip", br_gzip, 2), ADF_IDENTITY);
+    ck_assert_int_eq(pick("\x01, gzip", br_gzip, 2), ADF_GZIP);
+    ck_assert_int_eq(pick(",,, ,gzip,,", br_gzip, 2), ADF_GZIP);
+    ck_assert_int_eq(pick(";;;", br_gzip, 2), ADF_IDENTITY);
+    ck_assert_int_eq(pick("gzipp, bro", br_gzip, 2), ADF_IDENTITY);
+    ck_assert_int_eq(pick("\"gzip\"", br_gzip, 2), ADF_IDENTITY);
+
+    memset(big, 'a', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    ck_assert_int_eq(pick(big, br_gzip, 2), ADF_IDENTITY);
+    memcpy(big + sizeof(big) - 7, ", gzip", 7);
+    ck_assert_int_eq(pick(big, br_gzip, 2), ADF_GZIP);
+
+    many[0] = '\0';
+    for (i = 0; i < 1000; i++) {
+        strcat(many, "tok,");
+    }
+    strcat(many, "br;q=0.1");
+    ck_assert_int_eq(pick(many, br_gzip, 2), ADF_BR);
+}
+END_TEST
+
+START_TEST(names)
+{
+    ck_assert_str_eq(adf_coding_name(ADF_GZIP), "gzip");
+    ck_assert_str_eq(adf_coding_name(ADF_BR), "br");
+    ck_assert_ptr_null(adf_coding_name(ADF_IDENTITY));
+    ck_assert_int_eq(adf_coding_from_name("GZIP"), ADF_GZIP);
+    ck_assert_int_eq(adf_coding_from_name("br"), ADF_BR);
+    ck_assert_int_eq(adf_coding_from_name("deflate"), -1);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("negotiate");
+    TCase *tc = tcase_create("accept-encoding");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_test(tc, basics);
+    tcase_add_test(tc, qvalues);
+    tcase_add_test(tc, identity_and_star);
+    tcase_add_test(tc, effective_q);
+    tcase_add_test(tc, malformed);
+    tcase_add_test(tc, names);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
