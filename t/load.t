@@ -16,9 +16,12 @@ copy("$root/corpus/alice29.txt", "$root/caps/big.txt") or die "copy: $!";
 chmod 0644, "$root/caps/big.txt";
 my $page = slurp("$root/index.html");
 
+# Each probe has its own query string, so its log line is its own.
+my $probes = 0;
 sub probe {
-    my $r = fetch('/index.html', 'Accept-Encoding' => 'gzip');
-    my $n = note_for(qr{^GET /index.html });
+    my $tag = 'probe=' . ++$probes;
+    my $r = fetch("/index.html?$tag", 'Accept-Encoding' => 'gzip');
+    my $n = note_for(qr{^GET /index.html\?$tag });
     return ($r, $n);
 }
 
@@ -44,7 +47,7 @@ ok t_cmp(vary_count($r), 1, 'Vary while limited');
 
 # Between ON (70) and OFF (90): still limited (hysteresis).
 set_load(80);
-wait_for(sub { probe(); note_for(qr{^GET /index.html })->{load} =~ m{^80\.0/} }, 10);
+wait_for(sub { (probe())[1]{load} =~ m{^80\.0/} }, 10);
 ($r, $n) = probe();
 ok t_cmp($n->{reason}, 'cpu-limit', 'hysteresis holds between ON and OFF');
 
