@@ -352,6 +352,12 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     adf_ctx_t *ctx;
     apr_status_t rv;
 
+    if (r->content_encoding && apr_table_get(r->notes, ADF_NOTE_PREFIX
+                                             "reason")) {
+        /* A precompressed sibling: its notes are already set. */
+        ap_remove_output_filter(f);
+        return ap_pass_brigade(f->next, bb);
+    }
     adf_shm_view(&load);
     decide(r, bb, dc, &load, &d);
     if (d.vary) {

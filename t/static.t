@@ -10,7 +10,7 @@ use File::Path qw(make_path);
 use POSIX qw(mkfifo);
 use ADFTest;
 
-plan tests => 54;
+plan tests => 55;
 
 my $root = docroot();
 my $dir = "$root/static";
@@ -71,6 +71,9 @@ ok t_cmp($r->header('Content-Type'), qr{^text/html}, "F's type");
 ok t_cmp(vary_count($r), 1, 'Vary');
 ok t_cmp(unbrotli($r->content), $orig, 'decodes to F');
 my $br_etag = $r->header('ETag');
+$r = fetch('/static/page.html?notes', 'Accept-Encoding' => 'br');
+my $n = note_for(qr{^GET /static/page.html\?notes });
+ok t_cmp("$n->{coding} $n->{reason}", 'br precompressed', 'sibling notes');
 
 $r = fetch('/static/page.html', 'Accept-Encoding' => 'gzip');
 ok t_cmp($r->header('Content-Encoding'), 'gzip', 'gz sibling');
