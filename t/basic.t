@@ -9,7 +9,7 @@ use ADFTest;
 
 my @corpus = qw(html html_x_4 alice29.txt asyoulik.txt lcet10.txt
                 plrabn12.txt urls.10K);
-plan tests => 8 * @corpus + 2 * 2 + 21;
+plan tests => 8 * @corpus + 2 * 2 + 21 + 4;
 
 my $root = docroot();
 
@@ -104,4 +104,22 @@ for my $case ([ 'empty.html', '' ], [ 'one.html', 'x' ]) {
     ok $res->content eq slurp("$root/encoded/pre.html.gz");
     my $n = note_for(qr{^GET /encoded/pre.html.gz });
     ok t_cmp($n->{reason}, 'encoded', 'reason encoded');
+}
+
+# Many tiny buckets and flushes (mod_bucketeer: ^B splits, ^F flushes).
+{
+    my $orig = slurp("$root/corpus/alice29.txt");
+    my $marked = '';
+    for (my $i = 0; $i < length $orig; $i += 7) {
+        $marked .= substr($orig, $i, 7) . ($i % 7000 == 0 ? "\x06" : "\x02");
+    }
+    $orig =~ s/[\x02\x06\x10]//g;
+    spew("$root/bucketeer/split.txt", $marked);
+    chmod 0644, "$root/bucketeer/split.txt";
+    for my $coding (qw(gzip br)) {
+        my $res = fetch('/bucketeer/split.txt', 'Accept-Encoding' => $coding);
+        ok t_cmp($res->header('Content-Encoding'), $coding, "tiny buckets $coding");
+        my $body = decode_body($res);
+        ok defined $body && $body eq $orig;
+    }
 }
