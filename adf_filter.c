@@ -30,7 +30,6 @@ typedef struct {
     apr_off_t pending;          /* bytes in out */
     int flush_each;             /* streaming type: flush every brigade */
     adf_load_view_t load;
-    const char *reason;
 } adf_ctx_t;
 
 static const char *const etag_suffix[ADF_NCODINGS] = { "", "-gzip", "-br" };
@@ -190,10 +189,13 @@ static void set_note(request_rec *r, const char *name, const char *value)
 static void note_decision(request_rec *r, const adf_decision_t *d,
                           const adf_load_view_t *load)
 {
+    if (r->status != HTTP_NOT_MODIFIED) {
+        adf_shm_count_decision(d);
+    }
     set_note(r, "coding", d->coding ? adf_coding_name(d->coding)
                                     : "identity");
     set_note(r, "level", apr_itoa(r->pool, d->level));
-    set_note(r, "reason", d->reason);
+    set_note(r, "reason", adf_reason_name(d->reason));
     set_note(r, "load", load->raw < 0 ? "-"
              : apr_psprintf(r->pool, "%.1f/%.1f/%.2f", load->raw, load->ema,
                             load->effort));
@@ -201,7 +203,7 @@ static void note_decision(request_rec *r, const adf_decision_t *d,
                   "%s %s: %s (level %d, reason %s, load %s)", r->method,
                   r->uri, d->coding ? adf_coding_name(d->coding)
                                     : "not compressed",
-                  d->level, d->reason,
+                  d->level, adf_reason_name(d->reason),
                   apr_table_get(r->notes, ADF_NOTE_PREFIX "load"));
 }
 
@@ -385,12 +387,12 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     rv = adf_stream_open(&ctx->stream, r->pool, d.coding, d.level,
                          known_length(r, bb), 0, sink, ctx);
     if (rv != APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, APLOGNO(10007)
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, ADFLOGNO(00007)
                       "cannot start %s level %d; sending uncompressed",
                       adf_coding_name(d.coding), d.level);
         d.coding = ADF_IDENTITY;
         d.level = 0;
-        d.reason = "codec-error";
+        d.reason = ADF_R_CODEC_ERROR;
         note_decision(r, &d, &load);
         ap_remove_output_filter(f);
         return ap_pass_brigade(f->next, bb);
@@ -427,6 +429,9 @@ apr_status_t adf_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
                 return rv;
             }
             note_sizes(f->r, ctx->stream);
+            adf_shm_count_bytes(ctx->stream->codec->coding,
+                                ctx->stream->bytes_in,
+                                ctx->stream->bytes_out);
             adf_stream_close(ctx->stream);
             APR_BUCKET_REMOVE(e);
             APR_BRIGADE_INSERT_TAIL(ctx->out, e);
@@ -456,7 +461,7 @@ apr_status_t adf_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             rv = apr_bucket_read(e, &data, &len, APR_BLOCK_READ);
         }
         if (rv != APR_SUCCESS) {
-            ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, f->r, APLOGNO(10008)
+            ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, f->r, ADFLOGNO(00008)
                           "reading the response body failed");
             return rv;
         }

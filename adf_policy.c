@@ -91,7 +91,18 @@ static int rung_for(double effort, int nlevels, double dice)
     return r;
 }
 
-static void skip(adf_decision_t *out, const char *reason, int vary)
+static const char *const reason_names[ADF_NREASONS] = {
+    "max", "target", "size-cap", "precompressed", "cpu-limit", "load",
+    "not-accepted", "min-length", "type", "status", "encoded",
+    "no-transform", "env", "subrequest", "codec-error"
+};
+
+const char *adf_reason_name(adf_reason_e r)
+{
+    return r < ADF_NREASONS ? reason_names[r] : "?";
+}
+
+static void skip(adf_decision_t *out, adf_reason_e reason, int vary)
 {
     out->coding = ADF_IDENTITY;
     out->level = 0;
@@ -106,46 +117,46 @@ void adf_policy_decide(const adf_policy_conf_t *conf,
     int lo, hi, n, rung, cap;
 
     if (in->is_subrequest) {
-        skip(out, "subrequest", 0);
+        skip(out, ADF_R_SUBREQUEST, 0);
         return;
     }
     if (!in->status_ok) {
-        skip(out, "status", 0);
+        skip(out, ADF_R_STATUS, 0);
         return;
     }
     if (in->has_encoding) {
-        skip(out, "encoded", 0);
+        skip(out, ADF_R_ENCODED, 0);
         return;
     }
     if (in->resp_no_transform) {
-        skip(out, "no-transform", 0);
+        skip(out, ADF_R_NO_TRANSFORM, 0);
         return;
     }
     if (!in->type_ok) {
-        skip(out, "type", 0);
+        skip(out, ADF_R_TYPE, 0);
         return;
     }
     if (in->length >= 0 && in->length < conf->min_length) {
-        skip(out, "min-length", 0);
+        skip(out, ADF_R_MIN_LENGTH, 0);
         return;
     }
     /* From here on another request for the same URL could be answered
      * with another coding. */
     if (in->req_no_transform) {
-        skip(out, "no-transform", 1);
+        skip(out, ADF_R_NO_TRANSFORM, 1);
         return;
     }
     if (in->env_off) {
-        skip(out, "env", 1);
+        skip(out, ADF_R_ENV, 1);
         return;
     }
     c = adf_negotiate(in->accept, conf->prefs, conf->nprefs);
     if (c == ADF_IDENTITY) {
-        skip(out, "not-accepted", 1);
+        skip(out, ADF_R_NOT_ACCEPTED, 1);
         return;
     }
     if (in->limited) {
-        skip(out, "cpu-limit", 1);
+        skip(out, ADF_R_CPU_LIMIT, 1);
         return;
     }
     lo = conf->level_min[c];
@@ -153,12 +164,12 @@ void adf_policy_decide(const adf_policy_conf_t *conf,
     n = hi - lo + 1;
     rung = rung_for(in->effort, n, in->dice);
     if (rung == 0) {
-        skip(out, "load", 1);
+        skip(out, ADF_R_LOAD, 1);
         return;
     }
     out->vary = 1;
     out->coding = c;
-    out->reason = rung == n ? "max" : "target";
+    out->reason = rung == n ? ADF_R_MAX : ADF_R_TARGET;
     cap = cap_for(conf, in->length);
     if (cap > 0) {
         /* Caps are written on gzip's scale; other codings get the rung
@@ -172,7 +183,7 @@ void adf_policy_decide(const adf_policy_conf_t *conf,
         }
         if (rung > cap_rung) {
             rung = cap_rung;
-            out->reason = "size-cap";
+            out->reason = ADF_R_SIZE_CAP;
         }
     }
     out->level = lo + rung - 1;

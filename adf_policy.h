@@ -41,11 +41,34 @@ typedef struct {
     double dice;                /* uniform in [0, 1): mixes levels */
 } adf_policy_in_t;
 
+/* Why a response was (first three) or was not compressed. */
+typedef enum {
+    ADF_R_MAX,                  /* compressed at the maximum level */
+    ADF_R_TARGET,               /* compressed lower: the controller */
+    ADF_R_SIZE_CAP,             /* compressed lower: AdaptiveDeflateSizeLevels */
+    ADF_R_PRECOMPRESSED,        /* a precompressed sibling was served */
+    ADF_R_CPU_LIMIT,
+    ADF_R_LOAD,                 /* the effort fell on the "none" rung */
+    ADF_R_NOT_ACCEPTED,
+    ADF_R_MIN_LENGTH,
+    ADF_R_TYPE,
+    ADF_R_STATUS,
+    ADF_R_ENCODED,
+    ADF_R_NO_TRANSFORM,
+    ADF_R_ENV,
+    ADF_R_SUBREQUEST,
+    ADF_R_CODEC_ERROR,
+    ADF_NREASONS
+} adf_reason_e;
+
+/* "max", "cpu-limit", ...: the value of the adaptive_deflate_reason note. */
+const char *adf_reason_name(adf_reason_e r);
+
 typedef struct {
     adf_coding_e coding;        /* ADF_IDENTITY: do not compress */
     int level;
     int vary;                   /* the response varies on Accept-Encoding */
-    const char *reason;
+    adf_reason_e reason;
 } adf_decision_t;
 
 void adf_policy_decide(const adf_policy_conf_t *conf,

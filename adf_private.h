@@ -22,7 +22,12 @@ APLOG_USE_MODULE(adaptive_deflate);
 
 extern module AP_MODULE_DECLARE_DATA adaptive_deflate_module;
 
+/* Stable tags for warnings and errors, listed in docs/log-messages.md
+ * (httpd's own AHnnnnn numbers are not ours to take). */
+#define ADFLOGNO(n) "ADF" #n ": "
+
 #define ADF_FILTER_NAME "ADAPTIVE_DEFLATE"
+#define ADF_STATUS_HANDLER "adaptive-deflate-status"
 #define ADF_NOTE_PREFIX "adaptive_deflate_"
 
 #endif /* ADF_PRIVATE_H */

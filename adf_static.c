@@ -11,6 +11,7 @@
 #include "adf_static.h"
 #include "adf_config.h"
 #include "adf_filter.h"
+#include "adf_shm.h"
 
 #include <apr_strings.h>
 #include <apr_thread_mutex.h>
@@ -102,7 +103,7 @@ static void log_stale(request_rec *r, const char *path)
     }
     apr_thread_mutex_unlock(stale_lock);
     if (first) {
-        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, APLOGNO(10009)
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, ADFLOGNO(00009)
                       "ignoring %s: older than the file it stands for", path);
     }
 }
@@ -135,6 +136,7 @@ int adf_static_fixup(request_rec *r)
             avail[n++] = c;
         }
         else if (stale) {
+            adf_shm_count_stale();
             log_stale(r, paths[c]);
         }
     }
@@ -158,6 +160,7 @@ int adf_static_fixup(request_rec *r)
     r->filename = (char *)paths[c];
     r->finfo = sfi[c];
     r->content_encoding = adf_coding_name(c);
+    adf_shm_count_sibling(c);
     apr_table_setn(r->notes, ADF_NOTE_PREFIX "coding", adf_coding_name(c));
     apr_table_setn(r->notes, ADF_NOTE_PREFIX "reason", "precompressed");
     apr_table_setn(r->notes, ADF_NOTE_PREFIX "level", "-");

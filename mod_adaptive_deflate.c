@@ -6,8 +6,10 @@
 #include "adf_filter.h"
 #include "adf_shm.h"
 #include "adf_static.h"
+#include "adf_status.h"
 
 #include <http_request.h>
+#include <mod_status.h>
 #include <mod_watchdog.h>
 
 static int adf_post_config(apr_pool_t *pconf, apr_pool_t *plog,
@@ -33,6 +35,9 @@ static void adf_register_hooks(apr_pool_t *p)
     ap_hook_fixups(adf_static_fixup, after_dir, NULL, APR_HOOK_LAST);
     ap_hook_insert_filter(adf_insert_filter, NULL, NULL, APR_HOOK_MIDDLE);
     APR_OPTIONAL_HOOK(ap, watchdog_need, adf_shm_watchdog_need, NULL, NULL,
+                      APR_HOOK_MIDDLE);
+    ap_hook_handler(adf_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    APR_OPTIONAL_HOOK(ap, status_hook, adf_status_hook, NULL, NULL,
                       APR_HOOK_MIDDLE);
     ap_register_output_filter(ADF_FILTER_NAME, adf_out_filter, NULL,
                               AP_FTYPE_CONTENT_SET);

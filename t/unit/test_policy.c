@@ -43,7 +43,7 @@ static adf_decision_t decide(void)
 #define ASSERT_SKIP(reason_, vary_) do {                \
         adf_decision_t d_ = decide();                   \
         ck_assert_int_eq(d_.coding, ADF_IDENTITY);      \
-        ck_assert_str_eq(d_.reason, reason_);           \
+        ck_assert_str_eq(adf_reason_name(d_.reason), reason_);           \
         ck_assert_int_eq(d_.vary, vary_);               \
     } while (0)
 
@@ -53,7 +53,7 @@ START_TEST(compresses_at_max_when_idle)
 
     ck_assert_int_eq(d.coding, ADF_BR);
     ck_assert_int_eq(d.level, 11);
-    ck_assert_str_eq(d.reason, "max");
+    ck_assert_int_eq(d.reason, ADF_R_MAX);
     ck_assert_int_eq(d.vary, 1);
     adf_accept_parse("gzip", &acc);
     d = decide();
@@ -116,7 +116,7 @@ START_TEST(mixing_between_levels)
         in.dice = i / 1000.0;
         d = decide();
         ck_assert_int_eq(d.coding, ADF_GZIP);
-        ck_assert_str_eq(d.reason, "target");
+        ck_assert_int_eq(d.reason, ADF_R_TARGET);
         hist[d.level]++;
         mean += d.level;
     }
@@ -145,12 +145,12 @@ START_TEST(size_caps)
 
     in.length = 1000;
     ck_assert_int_eq(decide().level, 9);
-    ck_assert_str_eq(decide().reason, "max");
+    ck_assert_int_eq(decide().reason, ADF_R_MAX);
     in.length = 64 * 1024;
     ck_assert_int_eq(decide().level, 9);
     in.length = 64 * 1024 + 1;
     ck_assert_int_eq(decide().level, 4);
-    ck_assert_str_eq(decide().reason, "size-cap");
+    ck_assert_int_eq(decide().reason, ADF_R_SIZE_CAP);
     in.length = 100 << 20;
     ck_assert_int_eq(decide().level, 1);
     in.length = -1;

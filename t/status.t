@@ -1,0 +1,93 @@
+# The status page: JSON schema and counters that add up across children,
+# the controller's state, the self-contained HTML page (rendered in
+# headless Chromium without script errors), and mod_status's section.
+use strict;
+use warnings FATAL => 'all';
+use lib 't/lib';
+use Apache::Test;
+use Apache::TestUtil;
+use JSON::PP ();
+use ADFTest;
+
+plan tests => 45;
+
+my $root = docroot();
+
+sub stats {
+    my $r = fetch('/adf-status?json');
+    die "status: " . $r->code unless $r->code == 200;
+    return JSON::PP::decode_json($r->content);
+}
+
+my $s0 = stats();
+ok t_cmp(ref $s0->{load}, 'HASH', 'load object');
+for my $k (qw(source interval_ms raw smoothed effort limited target
+              limit_off limit_on)) {
+    ok exists $s0->{load}{$k};
+}
+for my $k (qw(version uptime level responses compressed reasons bytes_in
+              bytes_out levels siblings stale_siblings history)) {
+    ok exists $s0->{$k};
+}
+ok t_cmp(ref $s0->{history}, 'ARRAY', 'history');
+
+# Known traffic, then the counters moved by exactly that.
+mkdir "$root/static";
+spew("$root/static/counted.html", slurp("$root/index.html"));
+system("brotli -q 5 -k -f '$root/static/counted.html'") == 0 or die;
+chmod 0644, glob("$root/static/counted.html*");
+fetch('/index.html', 'Accept-Encoding' => 'gzip') for 1 .. 3;
+fetch('/index.html', 'Accept-Encoding' => 'br') for 1 .. 2;
+fetch('/index.html');
+fetch('/corpus/fireworks.jpeg', 'Accept-Encoding' => 'gzip');
+fetch('/static/counted.html', 'Accept-Encoding' => 'br');
+my $s1 = stats();
+sub delta { my ($a, $b, @path) = @_; $a = $a->{$_}, $b = $b->{$_} for @path; $b - $a }
+ok t_cmp(delta($s0, $s1, qw(compressed gzip)), 3, 'gzip count');
+ok t_cmp(delta($s0, $s1, qw(compressed br)), 2, 'br count');
+# + the first status request itself (counted after its snapshot)
+ok t_cmp(delta($s0, $s1, qw(reasons not-accepted)), 2, 'not-accepted');
+ok t_cmp(delta($s0, $s1, qw(reasons type)), 1, 'type');
+ok t_cmp(delta($s0, $s1, qw(siblings br)), 1, 'sibling served');
+ok t_cmp(delta($s0, $s1, 'responses'), 9, 'responses');
+ok delta($s0, $s1, qw(bytes_in gzip)) == 3 * length(slurp("$root/index.html"));
+ok delta($s0, $s1, qw(bytes_out gzip)) > 0;
+ok delta($s0, $s1, qw(bytes_out gzip)) < delta($s0, $s1, qw(bytes_in gzip));
+
+# The controller's state shows the load it was given.
+set_load(5);
+ok wait_for(sub { my $s = stats(); defined $s->{load}{raw}
+                  && $s->{load}{raw} == 5 && $s->{load}{effort} == 1 }, 10);
+my $s = stats();
+ok t_cmp($s->{level}{gzip}, 9, 'gzip at level 9 when idle');
+ok scalar @{ $s->{history} } > 0;
+set_load(99);
+ok wait_for(sub { stats()->{load}{limited} }, 10);
+set_load(5);
+ok wait_for(sub { !stats()->{load}{limited} }, 10);
+
+# The HTML page: self-contained.
+my $r = fetch('/adf-status');
+ok t_cmp($r->header('Content-Type'), qr{^text/html});
+my $html = $r->content;
+ok $html =~ /<svg id="chart"/;
+ok $html !~ m{(?:src|href)\s*=\s*["']?(?:https?:)?//}i;   # no external assets
+
+# Rendered by a real browser, without script errors.
+my ($chromium) = grep { -x } qw(/usr/bin/chromium /usr/bin/chromium-browser);
+ok defined $chromium;
+my $url = 'http://' . Apache::TestRequest::hostport() . '/adf-status';
+my $dir = "/tmp/adf-chromium-$$";
+my $dom = defined $chromium
+    ? `'$chromium' --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking --disable-component-update --disable-sync --user-data-dir=$dir --virtual-time-budget=5000 --dump-dom '$url' 2>/dev/null`
+    : '';
+system("rm -rf '$dir'");
+ok t_cmp($dom =~ /data-chart="([^"]*)"/ ? $1 : 'missing', 'ok',
+         'chart rendered without script errors');
+ok $dom =~ /<polyline class="eff"/;
+
+# mod_status's page has our section.
+$r = fetch('/server-status');
+ok t_cmp($r->content, qr/mod_adaptive_deflate/, 'mod_status section');
+$r = fetch('/server-status?auto');
+ok t_cmp($r->content, qr/^AdaptiveDeflateResponses: \d+$/m, 'auto format');
