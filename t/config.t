@@ -93,7 +93,8 @@ sub config_test {
     spew($conf, join("\n", @head, $directive, '') );
     my $line = @head + 1;
     $line++ if $directive =~ /^<VirtualHost/;
-    my $out = `/usr/sbin/apache2 -t -f $conf 2>&1`;
+    my $httpd = $ENV{ADF_HTTPD} || '/usr/sbin/apache2';
+    my $out = `$httpd -t -f $conf 2>&1`;
     return ($? >> 8, $out, $conf, $line);
 }
 

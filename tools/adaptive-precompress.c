@@ -11,6 +11,7 @@
 #include "adf_codec.h"
 
 #include <apr_general.h>
+#include <apr_strings.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -268,15 +269,22 @@ static void usage(FILE *f)
 
 static char **split(const char *list, int *n)
 {
-    char *copy = strdup(list), *tok, *save = NULL;
-    char **v = calloc(strlen(list) + 1, sizeof(char *));
+    char *copy = apr_pstrdup(pool, list), *tok, *save = NULL;
+    char **v = apr_pcalloc(pool, (strlen(list) + 1) * sizeof(char *));
 
     *n = 0;
-    for (tok = strtok_r(copy, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
+    for (tok = apr_strtok(copy, ",", &save); tok;
+         tok = apr_strtok(NULL, ",", &save)) {
         v[(*n)++] = tok;
     }
     return v;
+}
+
+static int finish(int rc)
+{
+    apr_pool_destroy(pool);
+    apr_terminate();
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -295,6 +303,8 @@ int main(int argc, char **argv)
     int ch, i;
     char *end;
 
+    apr_initialize();
+    apr_pool_create(&pool, NULL);
     opt.min_length = 256;
     opt.exts = split(default_exts, &opt.nexts);
     while ((ch = getopt_long(argc, argv, "de:m:c:nqh", longopts, NULL))
@@ -307,19 +317,19 @@ int main(int argc, char **argv)
             if (*end || end == optarg || opt.min_length < 0) {
                 fprintf(stderr, "adaptive-precompress: --min-length: '%s' "
                         "is not a number of bytes\n", optarg);
-                return 2;
+                return finish(2);
             }
             break;
         case 'c': codings = optarg; break;
         case 'n': opt.dry_run = 1; break;
         case 'q': opt.quiet = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'h': usage(stdout); return finish(0);
+        default: usage(stderr); return finish(2);
         }
     }
     if (optind >= argc) {
         usage(stderr);
-        return 2;
+        return finish(2);
     }
     {
         int n;
@@ -329,7 +339,7 @@ int main(int argc, char **argv)
             if (c < 0 || !adf_codec_get((adf_coding_e)c)) {
                 fprintf(stderr, "adaptive-precompress: unknown or "
                         "unavailable coding '%s'\n", v[i]);
-                return 2;
+                return finish(2);
             }
             if (opt.ncodings < ADF_MAX_PREFS) {
                 opt.codings[opt.ncodings++] = (adf_coding_e)c;
@@ -337,8 +347,6 @@ int main(int argc, char **argv)
         }
     }
     opt.tty = isatty(2);
-    apr_initialize();
-    apr_pool_create(&pool, NULL);
     for (i = optind; i < argc; i++) {
         if (nftw(argv[i], visit, 32, FTW_PHYS) != 0) {
             fprintf(stderr, "adaptive-precompress: %s: %s\n", argv[i],
@@ -362,7 +370,5 @@ int main(int argc, char **argv)
             }
         }
     }
-    apr_pool_destroy(pool);
-    apr_terminate();
-    return sum.errors ? 1 : 0;
+    return finish(sum.errors ? 1 : 0);
 }

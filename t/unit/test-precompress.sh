@@ -4,7 +4,7 @@
 # and orphans go only when asked.
 set -u
 tool=${builddir:-.}/tools/adaptive-precompress
-corpus=${srcdir:-.}/../shared/corpus
+corpus=${ADF_CORPUS:-${srcdir:-.}/../shared/corpus}
 d=$(mktemp -d /tmp/adf-pc.XXXXXX)
 trap 'chmod -R u+w "$d"; rm -rf "$d"' EXIT
 pass=0
