@@ -3,6 +3,9 @@
 #include "adf_codec.h"
 
 #define ADF_DEFAULT_BUFSIZE 8000
+/* zlib needs more than 6 bytes of room per call while flushing, or it
+ * writes a new flush marker every call and never finishes. */
+#define ADF_MIN_BUFSIZE 64
 
 const adf_codec_t *adf_codec_get(adf_coding_e coding)
 {
@@ -50,7 +53,8 @@ apr_status_t adf_stream_open(adf_stream_t **sp, apr_pool_t *p,
     s->sink = sink;
     s->baton = baton;
     s->level = level;
-    s->bufsize = bufsize ? bufsize : ADF_DEFAULT_BUFSIZE;
+    s->bufsize = !bufsize ? ADF_DEFAULT_BUFSIZE
+               : bufsize < ADF_MIN_BUFSIZE ? ADF_MIN_BUFSIZE : bufsize;
     s->buf = apr_palloc(p, s->bufsize);
     if ((rv = codec->open(s, level, size_hint)) != APR_SUCCESS) {
         return rv;

@@ -51,7 +51,7 @@ const adf_codec_t *adf_codec_get(adf_coding_e coding);
 
 /* Open a stream; its state is freed by adf_stream_close or, failing
  * that, when pool p is cleared.  bufsize is the largest chunk the sink
- * will be handed (0: a default of 8000 bytes). */
+ * will be handed (0: a default of 8000 bytes; at least 64). */
 apr_status_t adf_stream_open(adf_stream_t **s, apr_pool_t *p,
                              adf_coding_e coding, int level,
                              apr_off_t size_hint, apr_size_t bufsize,

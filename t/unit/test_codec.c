@@ -143,7 +143,8 @@ START_TEST(round_trips)
                                      APR_SUCCESS);
                     ck_assert_uint_eq(s->bytes_in, n);
                     ck_assert_uint_eq(s->bytes_out, b.len);
-                    ck_assert_uint_le(b.max_chunk, bufs[bi]);
+                    ck_assert_uint_le(b.max_chunk,
+                                      bufs[bi] < 64 ? 64 : bufs[bi]);
                     got = decode(codings[ci], b.data, b.len, out, n + 16, 1);
                     ck_assert_msg(got == (long)n && !memcmp(in, out, n),
                                   "coding %d size %zu buf %zu level %d: "
@@ -179,7 +180,8 @@ START_TEST(flush_points)
         adf_stream_t *s;
         size_t step = 1;
 
-        ck_assert_int_eq(adf_stream_open(&s, p, codings[ci], 5, -1, 13,
+        /* 1: below the minimum, which must keep flushes finite */
+        ck_assert_int_eq(adf_stream_open(&s, p, codings[ci], 5, -1, 1,
                                          collect, &b), APR_SUCCESS);
         while (off < n) {
             size_t k = step < n - off ? step : n - off;

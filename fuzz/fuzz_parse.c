@@ -1,0 +1,55 @@
+/* libFuzzer: every directive value parser.  Oracle: a value accepted is
+ * within its bounds. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <apr_general.h>
+#include "../adf_parse.h"
+#include "../adf_load.h"
+
+static apr_pool_t *pool;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    apr_pool_t *p;
+    char *s;
+    long l;
+    apr_off_t off;
+    int pct, level;
+    apr_interval_time_t t;
+    adf_source_e src;
+    const char *path;
+
+    if (!pool) {
+        apr_initialize();
+        apr_pool_create(&pool, NULL);
+    }
+    apr_pool_create(&p, pool);
+    s = apr_palloc(p, size + 1);
+    memcpy(s, data, size);
+    s[size] = '\0';
+    if (!adf_parse_long(p, s, -5, 11, &l) && (l < -5 || l > 11)) {
+        abort();
+    }
+    if (!adf_parse_size(p, s, &off) && off < 0) {
+        abort();
+    }
+    if (!adf_parse_percent(p, s, &pct) && (pct < 0 || pct > 100)) {
+        abort();
+    }
+    if (!adf_parse_interval(p, s, apr_time_from_msec(100),
+                            apr_time_from_sec(60), &t)
+        && (t < apr_time_from_msec(100) || t > apr_time_from_sec(60))) {
+        abort();
+    }
+    if (!adf_parse_size_level(p, s, &off, &level)
+        && (level < 1 || level > 9 || off < ADF_SIZE_UNKNOWN)) {
+        abort();
+    }
+    if (!adf_source_parse(p, s, &src, &path) && src == ADF_SRC_FILE
+        && (!path || !*path)) {
+        abort();
+    }
+    apr_pool_destroy(p);
+    return 0;
+}
