@@ -77,6 +77,17 @@ apr_status_t adf_stream_write(adf_stream_t *s, const char *data,
     return s->codec->write(s, data, len, op);
 }
 
+apr_status_t adf_stream_pad(adf_stream_t *s, apr_size_t n)
+{
+    if (!s->codec->pad) {
+        return APR_ENOTIMPL;
+    }
+    if (s->bytes_in || s->bytes_out || s->finished) {
+        return APR_EINVAL;
+    }
+    return s->codec->pad(s, n);
+}
+
 void adf_stream_close(adf_stream_t *s)
 {
     apr_pool_cleanup_run(s->pool, s, stream_cleanup);

@@ -30,6 +30,9 @@ typedef struct {
     apr_status_t (*write)(adf_stream_t *s, const char *data, apr_size_t len,
                           adf_op_e op);
     void (*free)(adf_stream_t *s);
+    /* Add n bytes of padding to the stream's header (NULL: no header to
+     * pad).  Called before the first write. */
+    apr_status_t (*pad)(adf_stream_t *s, apr_size_t n);
 } adf_codec_t;
 
 struct adf_stream_t {
@@ -59,6 +62,10 @@ apr_status_t adf_stream_open(adf_stream_t **s, apr_pool_t *p,
 
 apr_status_t adf_stream_write(adf_stream_t *s, const char *data,
                               apr_size_t len, adf_op_e op);
+
+/* Pad the header by n bytes (BREACH length hiding), before any write.
+ * APR_ENOTIMPL for codings without a header field to pad (brotli). */
+apr_status_t adf_stream_pad(adf_stream_t *s, apr_size_t n);
 
 /* Release the coder's memory now rather than at pool cleanup. */
 void adf_stream_close(adf_stream_t *s);

@@ -67,6 +67,6 @@ static void brotli_free(adf_stream_t *s)
 }
 
 const adf_codec_t adf_codec_brotli = {
-    ADF_BR, 0, 11, brotli_open, brotli_write, brotli_free
+    ADF_BR, 0, 11, brotli_open, brotli_write, brotli_free, NULL
 };
 #endif /* ADF_HAVE_BROTLI */

@@ -75,6 +75,31 @@ static void gzip_free(adf_stream_t *s)
     deflateEnd(s->state);
 }
 
+/* Length hiding: an FEXTRA field of n bytes (one subfield "LH" of n - 4
+ * zero bytes; decoders skip it).  The header lives in the stream's pool
+ * until deflate has written it. */
+static apr_status_t gzip_pad(adf_stream_t *s, apr_size_t n)
+{
+    gz_header *h;
+
+    if (n < 4) {
+        return n ? APR_EINVAL : APR_SUCCESS;
+    }
+    if (n > 65535) {
+        return APR_EINVAL;
+    }
+    h = apr_pcalloc(s->pool, sizeof(*h));
+    h->extra = apr_pcalloc(s->pool, n);
+    h->extra_len = (uInt)n;
+    h->extra_max = (uInt)n;
+    h->extra[0] = 'L';
+    h->extra[1] = 'H';
+    h->extra[2] = (Bytef)((n - 4) & 0xff);
+    h->extra[3] = (Bytef)((n - 4) >> 8);
+    h->os = 3;      /* Unix, as zlib's default header says */
+    return deflateSetHeader(s->state, h) == Z_OK ? APR_SUCCESS : APR_EGENERAL;
+}
+
 const adf_codec_t adf_codec_gzip = {
-    ADF_GZIP, 1, 9, gzip_open, gzip_write, gzip_free
+    ADF_GZIP, 1, 9, gzip_open, gzip_write, gzip_free, gzip_pad
 };

@@ -88,6 +88,7 @@ void *adf_create_dir_conf(apr_pool_t *p, char *dir)
     dc->precompressed = ADF_UNSET;
     dc->proxied = ADF_UNSET;
     dc->min_length = ADF_UNSET;
+    dc->length_hiding = ADF_UNSET;
     for (i = 0; i < ADF_NCODINGS; i++) {
         dc->level_min[i] = ADF_UNSET;
         dc->level_max[i] = ADF_UNSET;
@@ -122,6 +123,7 @@ void *adf_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
         memcpy(dc->prefs, base->prefs, sizeof(dc->prefs));
     }
     dc->statuses = MERGE_PTR(statuses);
+    dc->length_hiding = MERGE(length_hiding);
     return dc;
 }
 
@@ -145,6 +147,11 @@ int adf_conf_proxied(const adf_dir_conf_t *dc)
 const apr_array_header_t *adf_conf_types(const adf_dir_conf_t *dc)
 {
     return dc->types ? dc->types : default_types_arr;
+}
+
+int adf_conf_length_hiding(const adf_dir_conf_t *dc)
+{
+    return dc->length_hiding > 0 ? dc->length_hiding : 0;
 }
 
 int adf_conf_status_ok(const adf_dir_conf_t *dc, int status)
@@ -189,6 +196,11 @@ void adf_conf_policy(const adf_dir_conf_t *dc, adf_policy_conf_t *pc)
     else {
         pc->nprefs = sizeof(default_prefs) / sizeof(default_prefs[0]);
         memcpy(pc->prefs, default_prefs, sizeof(default_prefs));
+    }
+    if (adf_conf_length_hiding(dc) > 0) {
+        /* Only gzip has a header field to pad. */
+        pc->prefs[0] = ADF_GZIP;
+        pc->nprefs = 1;
     }
 }
 
@@ -377,6 +389,25 @@ static const char *set_statuses(cmd_parms *cmd, void *cfg, int argc,
     return NULL;
 }
 
+static const char *set_length_hiding(cmd_parms *cmd, void *cfg,
+                                     const char *arg)
+{
+    adf_dir_conf_t *dc = cfg;
+    const char *err;
+    long n;
+
+    if (!strcasecmp(arg, "off")) {
+        dc->length_hiding = 0;
+        return NULL;
+    }
+    if ((err = adf_parse_long(cmd->pool, arg, 1, 4096, &n))) {
+        return fail(cmd, apr_pstrcat(cmd->pool, err, " (Off, or the most "
+                                     "padding in bytes)", NULL));
+    }
+    dc->length_hiding = (int)n;
+    return NULL;
+}
+
 static const char *set_source(cmd_parms *cmd, void *cfg, const char *arg)
 {
     adf_srv_conf_t *sc = ap_get_module_config(cmd->server->module_config,
@@ -492,6 +523,9 @@ const command_rec adf_cmds[] = {
     AP_INIT_FLAG("AdaptiveDeflatePrecompressed", set_flag,
                  FLAG_AT(precompressed), DIR_CTX,
                  "On to serve fresh .br/.gz siblings of static files"),
+    AP_INIT_TAKE1("AdaptiveDeflateLengthHiding", set_length_hiding, NULL,
+                  DIR_CTX, "Off, or up to this many random bytes of "
+                  "padding in each gzip header (BREACH mitigation)"),
     AP_INIT_TAKE1("AdaptiveDeflateLoadSource", set_source, NULL, RSRC_CONF,
                   "auto, cpus, cgroup, psi or file:PATH"),
     AP_INIT_TAKE1("AdaptiveDeflateLoadInterval", set_interval, NULL,

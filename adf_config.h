@@ -32,6 +32,7 @@ typedef struct {
     int nprefs;                         /* 0: unset */
     adf_coding_e prefs[ADF_MAX_PREFS];
     apr_array_header_t *statuses;       /* int */
+    int length_hiding;                  /* max pad bytes; 0: off */
 } adf_dir_conf_t;
 
 /* The defaults, in one place. */
@@ -60,6 +61,7 @@ int adf_conf_enabled(const adf_dir_conf_t *dc);
 int adf_conf_precompressed(const adf_dir_conf_t *dc);
 int adf_conf_proxied(const adf_dir_conf_t *dc);
 const apr_array_header_t *adf_conf_types(const adf_dir_conf_t *dc);
+int adf_conf_length_hiding(const adf_dir_conf_t *dc);
 int adf_conf_status_ok(const adf_dir_conf_t *dc, int status);
 /* Fill a policy configuration from the directory's settings. */
 void adf_conf_policy(const adf_dir_conf_t *dc, adf_policy_conf_t *pc);

@@ -397,6 +397,12 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         ap_remove_output_filter(f);
         return ap_pass_brigade(f->next, bb);
     }
+    if (d.coding == ADF_GZIP && adf_conf_length_hiding(dc) > 0) {
+        /* A random header length per response hides how much the body
+         * shrank (BREACH): 0 to N bytes, plus the field's own 4. */
+        adf_stream_pad(ctx->stream, 4 + (apr_size_t)ap_random_pick(
+                           0, (apr_uint32_t)adf_conf_length_hiding(dc)));
+    }
     set_headers(r, f, d.coding);
     note_decision(r, &d, &load);
     return APR_SUCCESS;

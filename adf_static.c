@@ -57,6 +57,9 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
     if (sfi->filetype != APR_REG) {
         return 0;
     }
+    if (sfi->size == 0 && f->size > 0) {
+        return 0;   /* an empty sibling is broken, not compressed */
+    }
     /* To the second: many tools (brotli, cp -p on some systems) copy only
      * whole seconds of the original's mtime to the sibling. */
     if (apr_time_sec(sfi->mtime) < apr_time_sec(f->mtime)) {

@@ -1,0 +1,72 @@
+# Hostile and odd input: huge and garbled Accept-Encoding headers, broken
+# siblings; and BREACH length hiding.
+use strict;
+use warnings FATAL => 'all';
+use lib 't/lib';
+use Apache::Test;
+use Apache::TestUtil;
+use Apache::TestRequest ();
+use IO::Socket::INET;
+use ADFTest;
+
+plan tests => 20;
+
+my $root = docroot();
+my $page = slurp("$root/index.html");
+
+# ---- Accept-Encoding ---------------------------------------------------
+my $big = ('x' x 7900) . ', gzip';
+my $r = fetch('/index.html', 'Accept-Encoding' => $big);
+ok t_cmp($r->header('Content-Encoding'), 'gzip', '8 KB Accept-Encoding');
+ok t_cmp(decode_body($r), $page);
+$r = fetch('/index.html', 'Accept-Encoding' => join(',', ('tok') x 1000) . ',br;q=0.1');
+ok t_cmp($r->header('Content-Encoding'), 'br', '1000 tokens');
+ok t_cmp(decode_body($r), $page);
+for my $ae ('gzip;q=1e308', 'gzip;q=-1', 'gzip;q=0.0001', ',,;;,', 'gzip;;q=0') {
+    $r = fetch('/index.html', 'Accept-Encoding' => $ae);
+    # a malformed element is ignored: nothing the client offered cleanly
+    ok t_cmp($r->code . ' ' . ($r->header('Content-Encoding') // 'identity'),
+             '200 identity', "AE '$ae'");
+}
+
+# Control bytes in the header: httpd may refuse the request (400); what it
+# must never do is crash or send a corrupt body.
+for my $ae ("gzip\x01", "\x7fbr", "gz\x00ip") {
+    my $hp = Apache::TestRequest::hostport();
+    my $s = IO::Socket::INET->new(PeerAddr => $hp, Timeout => 5) or die;
+    print $s "GET /index.html HTTP/1.1\r\nHost: $hp\r\nAccept-Encoding: $ae\r\n"
+           . "Connection: close\r\n\r\n";
+    local $/;
+    my $resp = <$s> // '';
+    my ($status) = $resp =~ m{^HTTP/1\.1 (\d+)};
+    ok defined $status && ($status == 400 || $status == 200);
+}
+ok t_cmp(fetch('/index.html')->code, 200, 'server still up');
+
+# ---- broken siblings -----------------------------------------------------
+mkdir "$root/static";
+spew("$root/static/emptysib.html", $page);
+utime time - 100, time - 100, "$root/static/emptysib.html";
+spew("$root/static/emptysib.html.gz", '');
+chmod 0644, glob("$root/static/emptysib.html*");
+$r = fetch('/static/emptysib.html', 'Accept-Encoding' => 'gzip');
+ok t_cmp($r->header('Content-Encoding'), 'gzip', 'empty sibling ignored');
+ok t_cmp(decode_body($r), $page, 'compressed on the fly instead');
+
+# ---- BREACH length hiding --------------------------------------------------
+my %lengths;
+my $all_ok = 1;
+for (1 .. 20) {
+    $r = fetch('/hiding/page.html', 'Accept-Encoding' => 'gzip');
+    $lengths{ length $r->content }++;
+    $all_ok &&= ($r->header('Content-Encoding') // '') eq 'gzip'
+                && (decode_body($r) // '') eq $page;
+}
+ok $all_ok;
+ok t_cmp(scalar(keys %lengths) >= 5 ? 1 : 0, 1,
+         'lengths vary: ' . join(',', sort keys %lengths));
+$r = fetch('/hiding/page.html', 'Accept-Encoding' => 'br');
+ok !defined $r->header('Content-Encoding');         # no brotli where hiding
+$r = fetch('/hiding/page.html', 'Accept-Encoding' => 'br, gzip');
+ok t_cmp($r->header('Content-Encoding'), 'gzip', 'gzip offered instead');
+ok t_cmp(decode_body($r), $page);
