@@ -6,9 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <apr_general.h>
-#include <zlib.h>
-#include <brotli/decode.h>
 #include "../adf_codec.h"
+#include "../t/unit/adf_decode.h"
 
 typedef struct {
     unsigned char *data;
@@ -28,43 +27,6 @@ static apr_status_t collect(void *baton, const char *data, apr_size_t len)
     memcpy(b->data + b->len, data, len);
     b->len += len;
     return APR_SUCCESS;
-}
-
-static long decode(adf_coding_e c, const buf_t *in, unsigned char *out,
-                   size_t cap, int complete)
-{
-    if (c == ADF_GZIP) {
-        z_stream z;
-        int rc;
-
-        memset(&z, 0, sizeof(z));
-        inflateInit2(&z, 16 + MAX_WBITS);
-        z.next_in = in->data;
-        z.avail_in = (uInt)in->len;
-        z.next_out = out;
-        z.avail_out = (uInt)cap;
-        rc = inflate(&z, Z_SYNC_FLUSH);
-        inflateEnd(&z);
-        if (complete ? rc != Z_STREAM_END
-                     : (rc != Z_OK && rc != Z_BUF_ERROR && rc != Z_STREAM_END)) {
-            return -1;
-        }
-        return (long)(cap - z.avail_out);
-    }
-    else {
-        BrotliDecoderState *st = BrotliDecoderCreateInstance(NULL, NULL, NULL);
-        const uint8_t *next_in = in->data;
-        size_t avail_in = in->len, avail_out = cap;
-        uint8_t *next_out = out;
-        BrotliDecoderResult r = BrotliDecoderDecompressStream(
-            st, &avail_in, &next_in, &avail_out, &next_out, NULL);
-        BrotliDecoderDestroyInstance(st);
-        if (complete ? r != BROTLI_DECODER_RESULT_SUCCESS
-                     : r == BROTLI_DECODER_RESULT_ERROR) {
-            return -1;
-        }
-        return (long)(cap - avail_out);
-    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -115,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         off += k;
         if (flush) {
-            long got = decode(c, &b, out, size + 1, 0);
+            long got = adf_test_decode(c, b.data, b.len, out, size + 1, 0);
             if (got != (long)off || memcmp(out, data, off)) {
                 abort();
             }
@@ -124,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (adf_stream_write(s, NULL, 0, ADF_OP_FINISH)) {
         abort();
     }
-    if (decode(c, &b, out, size + 1, 1) != (long)size
+    if (adf_test_decode(c, b.data, b.len, out, size + 1, 1) != (long)size
         || memcmp(out, data, size)) {
         abort();
     }

@@ -2,14 +2,11 @@
  * many chunks), in odd input pieces, with flushes; decode with the
  * independent decoders (zlib inflate, libbrotlidec) and compare. */
 #include "config.h"
-#include <check.h>
+#include "adf_test.h"
+#include "adf_decode.h"
 #include <apr_general.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
-#ifdef ADF_HAVE_BROTLI
-#include <brotli/decode.h>
-#endif
 #include "../../adf_codec.h"
 
 typedef struct {
@@ -34,50 +31,6 @@ static apr_status_t collect(void *baton, const char *data, apr_size_t len)
     b->len += len;
     b->chunks++;
     return APR_SUCCESS;
-}
-
-/* Decode all of in; returns the decoded length or -1 on error.  When
- * complete is set, the stream must also be properly finished. */
-static long decode(adf_coding_e c, const unsigned char *in, size_t len,
-                   unsigned char *out, size_t cap, int complete)
-{
-    if (c == ADF_GZIP) {
-        z_stream z;
-        int rc;
-
-        memset(&z, 0, sizeof(z));
-        if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
-            return -1;
-        }
-        z.next_in = (Bytef *)in;
-        z.avail_in = (uInt)len;
-        z.next_out = out;
-        z.avail_out = (uInt)cap;
-        rc = inflate(&z, Z_SYNC_FLUSH);
-        inflateEnd(&z);
-        if (complete ? rc != Z_STREAM_END : (rc != Z_OK && rc != Z_BUF_ERROR
-                                            && rc != Z_STREAM_END)) {
-            return -1;
-        }
-        return (long)(cap - z.avail_out);
-    }
-#ifdef ADF_HAVE_BROTLI
-    else {
-        BrotliDecoderState *st = BrotliDecoderCreateInstance(NULL, NULL, NULL);
-        const uint8_t *next_in = in;
-        size_t avail_in = len, avail_out = cap;
-        uint8_t *next_out = out;
-        BrotliDecoderResult r = BrotliDecoderDecompressStream(
-            st, &avail_in, &next_in, &avail_out, &next_out, NULL);
-        BrotliDecoderDestroyInstance(st);
-        if (complete ? r != BROTLI_DECODER_RESULT_SUCCESS
-                     : r == BROTLI_DECODER_RESULT_ERROR) {
-            return -1;
-        }
-        return (long)(cap - avail_out);
-    }
-#endif
-    return -1;
 }
 
 static unsigned char *make_input(size_t n, int compressible)
@@ -111,8 +64,7 @@ START_TEST(round_trips)
     apr_pool_t *p;
     int ci, si, bi, li;
 
-    apr_initialize();
-    apr_pool_create(&p, NULL);
+    p = pool;
     for (ci = 0; ci < NCODINGS; ci++) {
         const adf_codec_t *codec = adf_codec_get(codings[ci]);
         int levels[2] = { codec->min_level, codec->max_level };
@@ -145,7 +97,7 @@ START_TEST(round_trips)
                     ck_assert_uint_eq(s->bytes_out, b.len);
                     ck_assert_uint_le(b.max_chunk,
                                       bufs[bi] < 64 ? 64 : bufs[bi]);
-                    got = decode(codings[ci], b.data, b.len, out, n + 16, 1);
+                    got = adf_test_decode(codings[ci], b.data, b.len, out, n + 16, 1);
                     ck_assert_msg(got == (long)n && !memcmp(in, out, n),
                                   "coding %d size %zu buf %zu level %d: "
                                   "got %ld", codings[ci], n, bufs[bi],
@@ -158,8 +110,6 @@ START_TEST(round_trips)
             }
         }
     }
-    apr_pool_destroy(p);
-    apr_terminate();
 }
 END_TEST
 
@@ -170,8 +120,7 @@ START_TEST(flush_points)
     apr_pool_t *p;
     int ci;
 
-    apr_initialize();
-    apr_pool_create(&p, NULL);
+    p = pool;
     for (ci = 0; ci < NCODINGS; ci++) {
         size_t n = 30000, off = 0;
         unsigned char *in = make_input(n, 1);
@@ -190,7 +139,7 @@ START_TEST(flush_points)
                                               ADF_OP_FLUSH), APR_SUCCESS);
             off += k;
             step = step * 2 + 3;
-            got = decode(codings[ci], b.data, b.len, out, n + 16, 0);
+            got = adf_test_decode(codings[ci], b.data, b.len, out, n + 16, 0);
             ck_assert_msg(got == (long)off && !memcmp(in, out, off),
                           "coding %d: after flush at %zu decoded %ld",
                           codings[ci], off, got);
@@ -199,7 +148,7 @@ START_TEST(flush_points)
         ck_assert_int_eq(adf_stream_write(s, NULL, 0, ADF_OP_FLUSH), 0);
         ck_assert_int_eq(adf_stream_write(s, NULL, 0, ADF_OP_FLUSH), 0);
         ck_assert_int_eq(adf_stream_write(s, NULL, 0, ADF_OP_FINISH), 0);
-        ck_assert_int_eq(decode(codings[ci], b.data, b.len, out, n + 16, 1),
+        ck_assert_int_eq(adf_test_decode(codings[ci], b.data, b.len, out, n + 16, 1),
                          (long)n);
         /* writing after the end is refused, finishing again is harmless */
         ck_assert_int_eq(adf_stream_write(s, "x", 1, ADF_OP_WRITE), APR_EOF);
@@ -210,8 +159,6 @@ START_TEST(flush_points)
         free(out);
         free(b.data);
     }
-    apr_pool_destroy(p);
-    apr_terminate();
 }
 END_TEST
 
@@ -223,8 +170,7 @@ START_TEST(levels_and_errors)
     sink_buf_t b = { NULL, 0, 0, 0, 0 };
     adf_stream_t *s;
 
-    apr_initialize();
-    apr_pool_create(&p, NULL);
+    p = pool;
     ck_assert_int_eq(adf_stream_open(&s, p, ADF_GZIP, 9, 10, 0, collect, &b),
                      APR_SUCCESS);
     adf_stream_write(s, "hello hello", 11, ADF_OP_FINISH);
@@ -245,8 +191,7 @@ START_TEST(levels_and_errors)
                      APR_EINVAL);
 #endif
     free(b.data);
-    apr_pool_destroy(p);    /* frees the streams not closed: no leak */
-    apr_terminate();
+    /* the fixture's pool cleanup frees the streams not closed: no leak */
 }
 END_TEST
 
@@ -259,8 +204,7 @@ START_TEST(gzip_padding)
     unsigned char out[64];
     apr_size_t n;
 
-    apr_initialize();
-    apr_pool_create(&p, NULL);
+    p = pool;
     for (n = 4; n < 600; n += 97) {
         b.len = 0;
         ck_assert_int_eq(adf_stream_open(&s, p, ADF_GZIP, 6, -1, 0, collect,
@@ -269,7 +213,7 @@ START_TEST(gzip_padding)
         adf_stream_write(s, "hello hello hello", 17, ADF_OP_FINISH);
         ck_assert_int_eq(b.data[3] & 4, 4);                 /* FEXTRA */
         ck_assert_uint_eq(b.data[10] | b.data[11] << 8, n); /* XLEN */
-        ck_assert_int_eq(decode(ADF_GZIP, b.data, b.len, out, sizeof(out), 1),
+        ck_assert_int_eq(adf_test_decode(ADF_GZIP, b.data, b.len, out, sizeof(out), 1),
                          17);
         ck_assert(!memcmp(out, "hello hello hello", 17));
         /* too late once written */
@@ -281,27 +225,18 @@ START_TEST(gzip_padding)
     ck_assert_int_eq(adf_stream_pad(s, 8), APR_ENOTIMPL);
 #endif
     free(b.data);
-    apr_pool_destroy(p);
-    apr_terminate();
 }
 END_TEST
 
 int main(void)
 {
     Suite *s = suite_create("codec");
-    TCase *tc = tcase_create("round-trip");
-    SRunner *sr;
-    int failed;
+    TCase *tc = adf_test_case(s, "round-trip");
 
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, round_trips);
     tcase_add_test(tc, flush_points);
     tcase_add_test(tc, levels_and_errors);
     tcase_add_test(tc, gzip_padding);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return adf_test_run(s);
 }

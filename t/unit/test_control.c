@@ -1,6 +1,6 @@
 /* The controller against synthetic load traces: a plant whose load is a
  * base load plus what compression costs at the current effort. */
-#include <check.h>
+#include "adf_test.h"
 #include <math.h>
 #include <stdio.h>
 #include "../../adf_control.h"
@@ -145,9 +145,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("control");
-    TCase *tc = tcase_create("traces");
-    SRunner *sr;
-    int failed;
+    TCase *tc = adf_test_case(s, "traces");
 
     tcase_add_test(tc, idle_stays_at_max);
     tcase_add_test(tc, step_settles_within_two_intervals);
@@ -155,10 +153,5 @@ int main(void)
     tcase_add_test(tc, high_gain_plant_is_stable);
     tcase_add_test(tc, hysteresis);
     tcase_add_test(tc, bad_samples);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return adf_test_run(s);
 }

@@ -1,6 +1,6 @@
 /* Load source parsers on fixture text (good and malformed), and the
  * sampler on a fake /proc and /sys tree. */
-#include <check.h>
+#include "adf_test.h"
 #include <apr_general.h>
 #include <apr_strings.h>
 #include <stdio.h>
@@ -127,8 +127,7 @@ START_TEST(cgroup_self)
     char *path;
     int v2;
 
-    apr_initialize();
-    apr_pool_create(&p, NULL);
+    p = pool;
     ck_assert_int_eq(adf_cgroup_self(p, "0::/system.slice/apache2.service\n",
                                      "cpuacct", &path, &v2), 0);
     ck_assert_str_eq(path, "/system.slice/apache2.service");
@@ -141,8 +140,6 @@ START_TEST(cgroup_self)
                                      &v2), -1);
     ck_assert_int_eq(adf_cgroup_self(p, "garbage", "cpuacct", &path, &v2),
                      -1);
-    apr_pool_destroy(p);
-    apr_terminate();
 }
 END_TEST
 
@@ -152,8 +149,7 @@ START_TEST(sources)
     adf_source_e src;
     const char *path;
 
-    apr_initialize();
-    apr_pool_create(&p, NULL);
+    p = pool;
     ck_assert_ptr_null(adf_source_parse(p, "auto", &src, &path));
     ck_assert_int_eq(src, ADF_SRC_AUTO);
     ck_assert_ptr_null(adf_source_parse(p, "CPUS", &src, &path));
@@ -163,8 +159,6 @@ START_TEST(sources)
     ck_assert_str_eq(path, "/x/y");
     ck_assert_ptr_nonnull(adf_source_parse(p, "file:", &src, &path));
     ck_assert_ptr_nonnull(adf_source_parse(p, "load", &src, &path));
-    apr_pool_destroy(p);
-    apr_terminate();
 }
 END_TEST
 
@@ -203,8 +197,7 @@ START_TEST(sampler_cpus)
     adf_sampler_t *s;
     const char *warn;
 
-    apr_initialize();
-    apr_pool_create(&p, NULL);
+    p = pool;
     make_root();
     put("/proc/self/cgroup", "0::/\n");
     put("/proc/stat", "cpu0 0 0 0 1000 0 0 0 0\ncpu1 0 0 0 1000 0 0 0 0\n");
@@ -218,8 +211,6 @@ START_TEST(sampler_cpus)
     ck_assert_double_eq_tol(adf_sampler_read(s, 0), 0.0, 0.01);
     put("/proc/stat", "garbage\n");
     ck_assert_double_eq(adf_sampler_read(s, 0), -1);
-    apr_pool_destroy(p);
-    apr_terminate();
 }
 END_TEST
 
@@ -229,8 +220,7 @@ START_TEST(sampler_cgroup_v2_quota)
     adf_sampler_t *s;
     const char *warn;
 
-    apr_initialize();
-    apr_pool_create(&p, NULL);
+    p = pool;
     make_root();
     put("/proc/self/cgroup", "0::/web\n");
     put("/sys/fs/cgroup/web/cpu.max", "50000 100000\n");
@@ -249,8 +239,6 @@ START_TEST(sampler_cgroup_v2_quota)
     ck_assert_double_eq_tol(adf_sampler_read(s, apr_time_from_sec(12)),
                             25.0, 0.01);
     /* PSI as a brake adds stalled demand */
-    apr_pool_destroy(p);
-    apr_terminate();
 }
 END_TEST
 
@@ -260,8 +248,7 @@ START_TEST(sampler_cgroup_v1_and_psi)
     adf_sampler_t *s;
     const char *warn;
 
-    apr_initialize();
-    apr_pool_create(&p, NULL);
+    p = pool;
     make_root();
     put("/proc/self/cgroup", "3:cpu,cpuacct:/c1\n");
     put("/sys/fs/cgroup/cpu,cpuacct/c1/cpuacct.usage", "0\n");
@@ -276,8 +263,6 @@ START_TEST(sampler_cgroup_v1_and_psi)
     put("/sys/fs/cgroup/cpu,cpuacct/c1/cpuacct.usage", "1000000000\n");
     ck_assert_double_eq_tol(adf_sampler_read(s, apr_time_from_sec(2)),
                             60.0, 0.01);
-    apr_pool_destroy(p);
-    apr_terminate();
 }
 END_TEST
 
@@ -288,8 +273,7 @@ START_TEST(sampler_file_and_missing)
     const char *warn;
     char path[128];
 
-    apr_initialize();
-    apr_pool_create(&p, NULL);
+    p = pool;
     make_root();
     snprintf(path, sizeof(path), "%s/load", root);
     s = adf_sampler_create(p, ADF_SRC_FILE, path, root, &warn);
@@ -308,18 +292,14 @@ START_TEST(sampler_file_and_missing)
     s = adf_sampler_create(p, ADF_SRC_CPUS, NULL, root, &warn);
     ck_assert_ptr_nonnull(warn);
     ck_assert_double_eq(adf_sampler_read(s, 0), -1);
-    apr_pool_destroy(p);
-    apr_terminate();
 }
 END_TEST
 
 int main(void)
 {
     Suite *s = suite_create("load");
-    TCase *tc = tcase_create("parsers");
-    TCase *ts = tcase_create("sampler");
-    SRunner *sr;
-    int failed;
+    TCase *tc = adf_test_case(s, "parsers");
+    TCase *ts = adf_test_case(s, "sampler");
 
     tcase_add_test(tc, cpuset);
     tcase_add_test(tc, proc_stat_lines);
@@ -331,11 +311,5 @@ int main(void)
     tcase_add_test(ts, sampler_cgroup_v2_quota);
     tcase_add_test(ts, sampler_cgroup_v1_and_psi);
     tcase_add_test(ts, sampler_file_and_missing);
-    suite_add_tcase(s, tc);
-    suite_add_tcase(s, ts);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return adf_test_run(s);
 }

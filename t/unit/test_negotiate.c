@@ -1,5 +1,5 @@
 /* Accept-Encoding parsing and selection. */
-#include <check.h>
+#include "adf_test.h"
 #include <string.h>
 #include "../../adf_negotiate.h"
 
@@ -136,9 +136,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("negotiate");
-    TCase *tc = tcase_create("accept-encoding");
-    SRunner *sr;
-    int failed;
+    TCase *tc = adf_test_case(s, "accept-encoding");
 
     tcase_add_test(tc, basics);
     tcase_add_test(tc, qvalues);
@@ -146,10 +144,5 @@ int main(void)
     tcase_add_test(tc, effective_q);
     tcase_add_test(tc, malformed);
     tcase_add_test(tc, names);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return adf_test_run(s);
 }

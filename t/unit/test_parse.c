@@ -1,22 +1,8 @@
 /* Directive value parsers: strict, with messages. */
-#include <check.h>
+#include "adf_test.h"
 #include <apr_general.h>
 #include <string.h>
 #include "../../adf_parse.h"
-
-static apr_pool_t *pool;
-
-static void setup(void)
-{
-    apr_initialize();
-    apr_pool_create(&pool, NULL);
-}
-
-static void teardown(void)
-{
-    apr_pool_destroy(pool);
-    apr_terminate();
-}
 
 START_TEST(long_strict)
 {
@@ -117,19 +103,11 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("parse");
-    TCase *tc = tcase_create("values");
-    SRunner *sr;
-    int failed;
+    TCase *tc = adf_test_case(s, "values");
 
-    tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, long_strict);
     tcase_add_test(tc, sizes);
     tcase_add_test(tc, percent_and_interval);
     tcase_add_test(tc, size_levels);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return adf_test_run(s);
 }

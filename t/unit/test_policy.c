@@ -1,5 +1,5 @@
 /* The decision function on tables of (request, response, load, config). */
-#include <check.h>
+#include "adf_test.h"
 #include <apr_general.h>
 #include <apr_tables.h>
 #include <string.h>
@@ -11,7 +11,7 @@ static adf_accept_t acc;
 static adf_policy_in_t in;
 static adf_size_cap_t caps[4];
 
-static void setup(void)
+static void policy_setup(void)
 {
     memset(&conf, 0, sizeof(conf));
     conf.level_min[ADF_GZIP] = 1;
@@ -194,8 +194,7 @@ START_TEST(types)
     apr_pool_t *p;
     apr_array_header_t *pats;
 
-    apr_initialize();
-    apr_pool_create(&p, NULL);
+    p = pool;
     pats = apr_array_make(p, 3, sizeof(const char *));
     APR_ARRAY_PUSH(pats, const char *) = "text/*";
     APR_ARRAY_PUSH(pats, const char *) = "application/*+json";
@@ -210,29 +209,20 @@ START_TEST(types)
     ck_assert(!adf_type_matches("", pats));
     ck_assert(!adf_type_matches(NULL, pats));
     ck_assert(!adf_type_matches("; text/html", pats));
-    apr_pool_destroy(p);
-    apr_terminate();
 }
 END_TEST
 
 int main(void)
 {
     Suite *s = suite_create("policy");
-    TCase *tc = tcase_create("decide");
-    SRunner *sr;
-    int failed;
+    TCase *tc = adf_test_case(s, "decide");
 
-    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_checked_fixture(tc, policy_setup, NULL);
     tcase_add_test(tc, compresses_at_max_when_idle);
     tcase_add_test(tc, skips_in_order);
     tcase_add_test(tc, mixing_between_levels);
     tcase_add_test(tc, size_caps);
     tcase_add_test(tc, caps_sorted);
     tcase_add_test(tc, types);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return adf_test_run(s);
 }

@@ -1,0 +1,45 @@
+/* Shared by the libcheck suites: an APR pool fixture and the runner. */
+#ifndef ADF_TEST_H
+#define ADF_TEST_H
+
+#include <check.h>
+#include <apr_general.h>
+#include <apr_pools.h>
+
+static apr_pool_t *pool;
+
+static void adf_test_setup(void)
+{
+    apr_initialize();
+    apr_pool_create(&pool, NULL);
+}
+
+static void adf_test_teardown(void)
+{
+    apr_pool_destroy(pool);
+    apr_terminate();
+}
+
+/* One test case per suite, every test with the pool fixture. */
+static TCase *adf_test_case(Suite *s, const char *name)
+{
+    TCase *tc = tcase_create(name);
+
+    tcase_add_checked_fixture(tc, adf_test_setup, adf_test_teardown);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
+/* Run a suite; the exit status for main(). */
+static int adf_test_run(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
+
+#endif /* ADF_TEST_H */
