@@ -29,7 +29,6 @@ typedef struct {
     apr_bucket_brigade *out;
     apr_off_t pending;          /* bytes in out */
     int flush_each;             /* streaming type: flush every brigade */
-    adf_load_view_t load;
 } adf_ctx_t;
 
 static const char *const etag_suffix[ADF_NCODINGS] = { "", "-gzip", "-br" };
@@ -75,7 +74,7 @@ void adf_merge_vary(request_rec *r)
     apr_table_mergen(r->headers_out, "Vary", "Accept-Encoding");
 }
 
-static int no_transform(const apr_table_t *t)
+int adf_no_transform(const apr_table_t *t)
 {
     return has_token(apr_table_get(t, "Cache-Control"), "no-transform");
 }
@@ -220,8 +219,9 @@ static void note_sizes(request_rec *r, const adf_stream_t *s)
 /* ---- the decision ---------------------------------------------------------- */
 
 /* The body length if known: Content-Length, or the whole first brigade
- * when it already holds EOS. */
-static apr_off_t known_length(request_rec *r, apr_bucket_brigade *bb)
+ * when it already holds EOS.  A 304 or a HEAD without a body has nothing
+ * to measure: only the handler's Content-Length tells. */
+static apr_off_t body_length(request_rec *r, apr_bucket_brigade *bb)
 {
     const char *cl = apr_table_get(r->headers_out, "Content-Length");
     apr_off_t len;
@@ -229,10 +229,10 @@ static apr_off_t known_length(request_rec *r, apr_bucket_brigade *bb)
     if (cl && apr_strtoff(&len, cl, NULL, 10) == APR_SUCCESS && len >= 0) {
         return len;
     }
-    if (!APR_BUCKET_IS_EOS(APR_BRIGADE_LAST(bb))) {
-        return -1;
-    }
-    if (apr_brigade_length(bb, 0, &len) != APR_SUCCESS) {
+    if (r->status == HTTP_NOT_MODIFIED
+        || APR_BUCKET_IS_EOS(APR_BRIGADE_FIRST(bb))
+        || !APR_BUCKET_IS_EOS(APR_BRIGADE_LAST(bb))
+        || apr_brigade_length(bb, 0, &len) != APR_SUCCESS) {
         return -1;
     }
     return len;
@@ -260,23 +260,16 @@ static void decide(request_rec *r, apr_bucket_brigade *bb,
     /* A 304 answers for the 200 it stands for. */
     in.status_ok = adf_conf_status_ok(dc, not_modified ? HTTP_OK : r->status);
     in.has_encoding = ce && *ce && strcasecmp(ce, "identity");
-    in.resp_no_transform = no_transform(r->headers_out)
-                           || no_transform(r->err_headers_out);
-    in.req_no_transform = no_transform(r->headers_in);
+    in.resp_no_transform = adf_no_transform(r->headers_out)
+                           || adf_no_transform(r->err_headers_out);
+    in.req_no_transform = adf_no_transform(r->headers_in);
     in.type_ok = adf_type_matches(type ? type : "", adf_conf_types(dc));
     in.env_off = apr_table_get(r->subprocess_env, "no-gzip") != NULL
                  || apr_table_get(r->subprocess_env,
                                   "no-adaptive-deflate") != NULL
                  || (!adf_conf_proxied(dc)
                      && apr_table_get(r->headers_in, "Via") != NULL);
-    in.length = not_modified ? -1 : known_length(r, bb);
-    if (not_modified) {
-        /* The length the 200 would have, if the handler said it. */
-        const char *cl = apr_table_get(r->headers_out, "Content-Length");
-        if (cl) {
-            apr_strtoff(&in.length, cl, NULL, 10);
-        }
-    }
+    in.length = body_length(r, bb);
     in.accept = &acc;
     /* A 304 only names the representation: the load does not matter. */
     in.effort = not_modified ? 1 : load->effort;
@@ -385,7 +378,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     ctx->out = apr_brigade_create(r->pool, f->c->bucket_alloc);
     ctx->flush_each = is_streaming_type(r->content_type);
     rv = adf_stream_open(&ctx->stream, r->pool, d.coding, d.level,
-                         known_length(r, bb), 0, sink, ctx);
+                         body_length(r, bb), 0, sink, ctx);
     if (rv != APR_SUCCESS) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, ADFLOGNO(00007)
                       "cannot start %s level %d; sending uncompressed",

@@ -14,6 +14,9 @@ void adf_insert_filter(request_rec *r);
  * representation match the handler's own ETag (httpd bug 45023). */
 int adf_fixup_conditionals(request_rec *r);
 
+/* Does a table's Cache-Control say no-transform? */
+int adf_no_transform(const apr_table_t *t);
+
 /* Add "Accept-Encoding" to Vary unless it is there (or Vary is "*"). */
 void adf_merge_vary(request_rec *r);
 

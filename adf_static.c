@@ -148,9 +148,7 @@ int adf_static_fixup(request_rec *r)
     }
     /* Fresh siblings exist, so the answer depends on Accept-Encoding. */
     adf_merge_vary(r);
-    if (apr_table_get(r->headers_in, "Cache-Control")
-        && ap_strcasestr(apr_table_get(r->headers_in, "Cache-Control"),
-                         "no-transform")) {
+    if (adf_no_transform(r->headers_in)) {
         return DECLINED;
     }
     adf_accept_parse(apr_table_get(r->headers_in, "Accept-Encoding"), &acc);
