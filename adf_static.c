@@ -21,6 +21,7 @@
 
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 static const char *const sibling_ext[ADF_NCODINGS] = { NULL, ".gz", ".br" };
 
@@ -30,7 +31,6 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
 {
     int opts = ap_allow_options(r);
     apr_finfo_t lfi;
-    apr_file_t *fd;
 
     *stale = 0;
     if (apr_stat(&lfi, path, APR_FINFO_MIN | APR_FINFO_IDENT | APR_FINFO_LINK
@@ -67,12 +67,7 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
         return 0;
     }
     /* Readable by this process, or the handler would answer 403. */
-    if (apr_file_open(&fd, path, APR_FOPEN_READ, APR_OS_DEFAULT, r->pool)
-        != APR_SUCCESS) {
-        return 0;
-    }
-    apr_file_close(fd);
-    return 1;
+    return access(path, R_OK) == 0;
 }
 
 /* Stale siblings are logged once per process and path: an info line per
@@ -111,16 +106,34 @@ static void log_stale(request_rec *r, const char *path)
     }
 }
 
+/* Is a usable sibling for coding c there?  Logs and counts stale ones. */
+static int sibling(request_rec *r, adf_coding_e c, const char **path,
+                   apr_finfo_t *sfi)
+{
+    int stale;
+
+    *path = apr_pstrcat(r->pool, r->filename, sibling_ext[c], NULL);
+    if (usable(r, *path, &r->finfo, sfi, &stale)) {
+        return 1;
+    }
+    if (stale) {
+        adf_shm_count_stale();
+        log_stale(r, *path);
+    }
+    return 0;
+}
+
 int adf_static_fixup(request_rec *r)
 {
     adf_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
                                               &adaptive_deflate_module);
     adf_policy_conf_t pc;
     adf_accept_t acc;
-    adf_coding_e avail[ADF_MAX_PREFS];
-    apr_finfo_t sfi[ADF_NCODINGS];
-    const char *paths[ADF_NCODINGS];
-    int i, n = 0;
+    adf_coding_e left[ADF_MAX_PREFS];
+    int checked[ADF_NCODINGS] = { 0 };
+    apr_finfo_t sfi;
+    const char *path;
+    int i, nleft;
     adf_coding_e c;
 
     if (!adf_conf_precompressed(dc) || r->main
@@ -131,39 +144,40 @@ int adf_static_fixup(request_rec *r)
         return DECLINED;
     }
     adf_conf_policy(dc, &pc);
+    memcpy(left, pc.prefs, sizeof(left));
+    nleft = pc.nprefs;
+    /* Look in the order the client prefers (q-values, then ours) and take
+     * the first usable sibling: one stat in the common case. */
+    adf_accept_parse(adf_no_transform(r->headers_in) ? NULL
+                     : apr_table_get(r->headers_in, "Accept-Encoding"), &acc);
+    while (nleft && (c = adf_negotiate(&acc, left, nleft)) != ADF_IDENTITY) {
+        for (i = 0; left[i] != c; i++) {
+        }
+        left[i] = left[--nleft];
+        checked[c] = 1;
+        if (sibling(r, c, &path, &sfi)) {
+            ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
+                          "serving sibling %s", path);
+            adf_merge_vary(r);
+            r->filename = (char *)path;
+            r->finfo = sfi;
+            r->content_encoding = adf_coding_name(c);
+            adf_shm_count_sibling(c);
+            apr_table_setn(r->notes, ADF_NOTE_PREFIX "coding",
+                           adf_coding_name(c));
+            apr_table_setn(r->notes, ADF_NOTE_PREFIX "reason",
+                           "precompressed");
+            apr_table_setn(r->notes, ADF_NOTE_PREFIX "level", "-");
+            return DECLINED;
+        }
+    }
+    /* F itself goes out; if any sibling exists, another client would
+     * have got it, so the answer varies. */
     for (i = 0; i < pc.nprefs; i++) {
-        int stale;
-        c = pc.prefs[i];
-        paths[c] = apr_pstrcat(r->pool, r->filename, sibling_ext[c], NULL);
-        if (usable(r, paths[c], &r->finfo, &sfi[c], &stale)) {
-            avail[n++] = c;
-        }
-        else if (stale) {
-            adf_shm_count_stale();
-            log_stale(r, paths[c]);
+        if (!checked[pc.prefs[i]] && sibling(r, pc.prefs[i], &path, &sfi)) {
+            adf_merge_vary(r);
+            break;
         }
     }
-    if (!n) {
-        return DECLINED;
-    }
-    /* Fresh siblings exist, so the answer depends on Accept-Encoding. */
-    adf_merge_vary(r);
-    if (adf_no_transform(r->headers_in)) {
-        return DECLINED;
-    }
-    adf_accept_parse(apr_table_get(r->headers_in, "Accept-Encoding"), &acc);
-    c = adf_negotiate(&acc, avail, n);
-    if (c == ADF_IDENTITY) {
-        return DECLINED;
-    }
-    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "serving sibling %s",
-                  paths[c]);
-    r->filename = (char *)paths[c];
-    r->finfo = sfi[c];
-    r->content_encoding = adf_coding_name(c);
-    adf_shm_count_sibling(c);
-    apr_table_setn(r->notes, ADF_NOTE_PREFIX "coding", adf_coding_name(c));
-    apr_table_setn(r->notes, ADF_NOTE_PREFIX "reason", "precompressed");
-    apr_table_setn(r->notes, ADF_NOTE_PREFIX "level", "-");
     return DECLINED;
 }
