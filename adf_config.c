@@ -47,7 +47,7 @@ static const int default_level_max[ADF_NCODINGS] = {
 
 static apr_array_header_t *default_types_arr;
 
-/* ---- records and merges -------------------------------------------------- */
+/* ---- records and merges ------------------------------------------------- */
 
 void *adf_create_srv_conf(apr_pool_t *p, server_rec *s)
 {
@@ -127,7 +127,7 @@ void *adf_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     return dc;
 }
 
-/* ---- effective values ------------------------------------------------------ */
+/* ---- effective values --------------------------------------------------- */
 
 int adf_conf_enabled(const adf_dir_conf_t *dc)
 {
@@ -226,7 +226,7 @@ adf_source_e adf_conf_source(const adf_srv_conf_t *sc, const char **path)
                                         : ADF_SRC_AUTO;
 }
 
-/* ---- directive handlers ---------------------------------------------------- */
+/* ---- directive handlers ------------------------------------------------- */
 
 static const char *fail(cmd_parms *cmd, const char *err)
 {

@@ -7,6 +7,7 @@ void adf_control_init(adf_control_t *c)
     c->ema = 0;
     c->effort = 1.0;
     c->limited = 0;
+    c->over = 0;
     c->primed = 0;
 }
 
@@ -33,7 +34,11 @@ void adf_control_update(adf_control_t *c, const adf_control_conf_t *conf,
         }
         c->limited = 0;
     }
-    else if (sample >= conf->limit_off) {
+    else if (sample < conf->limit_off) {
+        c->over = 0;
+    }
+    else if (++c->over >= ADF_CONTROL_TRIP) {
+        c->over = 0;
         c->limited = 1;
         c->effort *= ADF_CONTROL_BACKOFF;
         return;

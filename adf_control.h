@@ -3,9 +3,11 @@
  *
  *  - The newest sample is blended into a moving average (EMA, weight
  *    ADF_CONTROL_ALPHA) to damp noise.
- *  - At or above the CPU limit's OFF mark (on the raw sample, so a
- *    saturated CPU is seen within one interval) nothing new is compressed
- *    until a sample falls below the ON mark (hysteresis).  Tripping the
+ *  - When ADF_CONTROL_TRIP samples in a row reach the CPU limit's OFF
+ *    mark, nothing new is compressed until a sample falls below the ON
+ *    mark (hysteresis).  Raw samples, so saturation is acted on within
+ *    two intervals; two of them, because on a busy link a single
+ *    250 ms sample swings between 25 % and 95 % (measured).  Tripping the
  *    limit also cuts the effort by ADF_CONTROL_BACKOFF, and the effort
  *    holds still while limited, so compression resumes below the level
  *    that saturated the CPU instead of flapping in and out of the limit.
@@ -27,6 +29,7 @@
 #define ADF_CONTROL_ALPHA     0.5
 #define ADF_CONTROL_GAIN      0.005
 #define ADF_CONTROL_BACKOFF   0.5
+#define ADF_CONTROL_TRIP      2
 #define ADF_CONTROL_DEADBAND  2.0
 
 typedef struct {
@@ -40,6 +43,7 @@ typedef struct {
     double ema;                 /* smoothed load, percent */
     double effort;              /* 0 .. 1 */
     int limited;                /* between OFF and ON after a trip */
+    int over;                   /* samples in a row at or above OFF */
     int primed;                 /* has seen a sample */
 } adf_control_t;
 

@@ -33,7 +33,7 @@ typedef struct {
 
 static const char *const etag_suffix[ADF_NCODINGS] = { "", "-gzip", "-br" };
 
-/* ---- headers ---------------------------------------------------------- */
+/* ---- headers ------------------------------------------------------------ */
 
 static int has_token(const char *list, const char *token)
 {
@@ -179,44 +179,52 @@ void adf_insert_filter(request_rec *r)
 
 /* ---- notes and logging -------------------------------------------------- */
 
-static void set_note(request_rec *r, const char *name, const char *value)
-{
-    apr_table_setn(r->notes, apr_pstrcat(r->pool, ADF_NOTE_PREFIX, name,
-                                         NULL), value);
-}
-
 static void note_decision(request_rec *r, const adf_decision_t *d,
                           const adf_load_view_t *load)
 {
+    const char *ld = "-";
+
     if (r->status != HTTP_NOT_MODIFIED) {
         adf_shm_count_decision(d);
     }
-    set_note(r, "coding", d->coding ? adf_coding_name(d->coding)
-                                    : "identity");
-    set_note(r, "level", apr_itoa(r->pool, d->level));
-    set_note(r, "reason", adf_reason_name(d->reason));
-    set_note(r, "load", load->raw < 0 ? "-"
-             : apr_psprintf(r->pool, "%.1f/%.1f/%.2f", load->raw, load->ema,
-                            load->effort));
+    if (load->raw >= 0) {
+        /* Fixed point by hand: cheaper than %f on every response. */
+        int raw = (int)(load->raw * 10 + 0.5);
+        int ema = (int)(load->ema * 10 + 0.5);
+        int eff = (int)(load->effort * 100 + 0.5);
+
+        ld = apr_psprintf(r->pool, "%d.%d/%d.%d/%d.%02d", raw / 10, raw % 10,
+                          ema / 10, ema % 10, eff / 100, eff % 100);
+    }
+    apr_table_setn(r->notes, ADF_NOTE_PREFIX "coding",
+                   d->coding ? adf_coding_name(d->coding) : "identity");
+    apr_table_setn(r->notes, ADF_NOTE_PREFIX "level",
+                   apr_itoa(r->pool, d->level));
+    apr_table_setn(r->notes, ADF_NOTE_PREFIX "reason",
+                   adf_reason_name(d->reason));
+    apr_table_setn(r->notes, ADF_NOTE_PREFIX "load", ld);
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
                   "%s %s: %s (level %d, reason %s, load %s)", r->method,
                   r->uri, d->coding ? adf_coding_name(d->coding)
                                     : "not compressed",
-                  d->level, adf_reason_name(d->reason),
-                  apr_table_get(r->notes, ADF_NOTE_PREFIX "load"));
+                  d->level, adf_reason_name(d->reason), ld);
 }
 
 static void note_sizes(request_rec *r, const adf_stream_t *s)
 {
-    set_note(r, "in", apr_off_t_toa(r->pool, s->bytes_in));
-    set_note(r, "out", apr_off_t_toa(r->pool, s->bytes_out));
-    set_note(r, "ratio", s->bytes_in ? apr_itoa(r->pool, (int)(s->bytes_out
-                                       * 100 / s->bytes_in)) : "-");
+    apr_table_setn(r->notes, ADF_NOTE_PREFIX "in",
+                   apr_off_t_toa(r->pool, s->bytes_in));
+    apr_table_setn(r->notes, ADF_NOTE_PREFIX "out",
+                   apr_off_t_toa(r->pool, s->bytes_out));
+    apr_table_setn(r->notes, ADF_NOTE_PREFIX "ratio",
+                   s->bytes_in ? apr_itoa(r->pool, (int)(s->bytes_out * 100
+                                                         / s->bytes_in))
+                               : "-");
     ap_log_rerror(APLOG_MARK, APLOG_TRACE2, 0, r, "%" APR_OFF_T_FMT " -> %"
                   APR_OFF_T_FMT " bytes", s->bytes_in, s->bytes_out);
 }
 
-/* ---- the decision ---------------------------------------------------------- */
+/* ---- the decision ------------------------------------------------------- */
 
 /* The body length if known: Content-Length, or the whole first brigade
  * when it already holds EOS.  A 304 or a HEAD without a body has nothing
@@ -274,7 +282,9 @@ static void decide(request_rec *r, apr_bucket_brigade *bb,
     /* A 304 only names the representation: the load does not matter. */
     in.effort = not_modified ? 1 : load->effort;
     in.limited = not_modified ? 0 : load->limited;
-    in.dice = ap_random_pick(0, 999999) / 1e6;
+    /* The dice only matters between two rungs. */
+    in.dice = in.effort > 0 && in.effort < 1
+              ? ap_random_pick(0, 999999) / 1e6 : 0;
     adf_policy_decide(&pc, &in, d);
 }
 
@@ -313,7 +323,7 @@ static int is_streaming_type(const char *type)
     return type && !strncasecmp(type, "text/event-stream", 17);
 }
 
-/* ---- the filter ------------------------------------------------------------ */
+/* ---- the filter --------------------------------------------------------- */
 
 static apr_status_t pass_out(ap_filter_t *f, adf_ctx_t *ctx)
 {

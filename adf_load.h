@@ -18,7 +18,7 @@ typedef struct {
 } adf_cpuset_t;
 
 typedef struct {
-    apr_uint64_t busy;          /* jiffies: user nice system irq softirq steal */
+    apr_uint64_t busy;  /* jiffies: user nice system irq softirq steal */
     apr_uint64_t total;         /* busy + idle + iowait */
 } adf_cpu_times_t;
 

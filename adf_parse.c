@@ -49,7 +49,8 @@ const char *adf_parse_long(apr_pool_t *p, const char *arg, long min, long max,
         v = -v;
     }
     if (v < min || v > max) {
-        return apr_psprintf(p, "%s is out of range (%ld to %ld)", arg, min, max);
+        return apr_psprintf(p, "%s is out of range (%ld to %ld)", arg, min,
+                            max);
     }
     *out = (long)v;
     return NULL;

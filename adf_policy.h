@@ -45,7 +45,7 @@ typedef struct {
 typedef enum {
     ADF_R_MAX,                  /* compressed at the maximum level */
     ADF_R_TARGET,               /* compressed lower: the controller */
-    ADF_R_SIZE_CAP,             /* compressed lower: AdaptiveDeflateSizeLevels */
+    ADF_R_SIZE_CAP,             /* compressed lower: a size cap */
     ADF_R_PRECOMPRESSED,        /* a precompressed sibling was served */
     ADF_R_CPU_LIMIT,
     ADF_R_LOAD,                 /* the effort fell on the "none" rung */

@@ -256,7 +256,8 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: adaptive-precompress [options] DIR...\n"
         "Write .gz (gzip -9) and .br (brotli -q 11) siblings of the\n"
-        "compressible files under each DIR, for AdaptiveDeflatePrecompressed.\n"
+        "compressible files under each DIR, for\n"
+        "AdaptiveDeflatePrecompressed.\n"
         "  -d, --delete-orphans  remove .gz/.br siblings whose file is gone\n"
         "  -e, --extensions LIST comma-separated extensions (default:\n"
         "                        %s)\n"
