@@ -114,6 +114,7 @@ for my $case ([ 'empty.html', '' ], [ 'one.html', 'x' ]) {
         $marked .= substr($orig, $i, 7) . ($i % 7000 == 0 ? "\x06" : "\x02");
     }
     $orig =~ s/[\x02\x06\x10]//g;
+    mkdir "$root/bucketeer";
     spew("$root/bucketeer/split.txt", $marked);
     chmod 0644, "$root/bucketeer/split.txt";
     for my $coding (qw(gzip br)) {
