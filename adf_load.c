@@ -1,5 +1,6 @@
 /* Load signal parsers and the sampler; see adf_load.h. */
 #include "adf_load.h"
+#include "adf_parse.h"
 
 #include <apr_lib.h>
 #include <apr_strings.h>
@@ -21,32 +22,12 @@ static const char *skip_blanks(const char *s)
     return s;
 }
 
-/* An unsigned decimal; NULL when there is none or it overflows. */
-static const char *scan_u64(const char *s, apr_uint64_t *v)
-{
-    apr_uint64_t n = 0;
-    const char *start = s;
-
-    while (apr_isdigit(*s)) {
-        if (n > (APR_UINT64_MAX - 9) / 10) {
-            return NULL;
-        }
-        n = n * 10 + (apr_uint64_t)(*s - '0');
-        s++;
-    }
-    if (s == start) {
-        return NULL;
-    }
-    *v = n;
-    return s;
-}
-
 /* A decimal with an optional fraction, e.g. "12.34". */
 static const char *scan_decimal(const char *s, double *v)
 {
     apr_uint64_t ip, fp = 0;
     double scale = 1;
-    const char *e = scan_u64(s, &ip);
+    const char *e = adf_scan_u64(s, &ip);
 
     if (!e) {
         return NULL;
@@ -85,14 +66,14 @@ int adf_cpuset_parse(const char *list, adf_cpuset_t *set)
     memset(&tmp, 0, sizeof(tmp));
     while (*s && *s != '\n') {
         apr_uint64_t a, b;
-        const char *e = scan_u64(s, &a);
+        const char *e = adf_scan_u64(s, &a);
 
         if (!e || a >= ADF_MAX_CPUS) {
             return -1;
         }
         b = a;
         if (*e == '-') {
-            e = scan_u64(e + 1, &b);
+            e = adf_scan_u64(e + 1, &b);
             if (!e || b < a || b >= ADF_MAX_CPUS) {
                 return -1;
             }
@@ -155,7 +136,7 @@ int adf_proc_stat_parse(const char *text, const adf_cpuset_t *set,
         apr_uint64_t cpu;
         const char *e;
 
-        if (!strncmp(s, "cpu", 3) && (e = scan_u64(s + 3, &cpu)) != NULL
+        if (!strncmp(s, "cpu", 3) && (e = adf_scan_u64(s + 3, &cpu)) != NULL
             && (!set || cpuset_has(set, (unsigned)(cpu < ADF_MAX_CPUS
                                                    ? cpu : ADF_MAX_CPUS)))) {
             /* user nice system idle iowait irq softirq steal [guest..] */
@@ -164,7 +145,7 @@ int adf_proc_stat_parse(const char *text, const adf_cpuset_t *set,
 
             for (i = 0; i < 8; i++) {
                 e = skip_blanks(e);
-                if (!(e = scan_u64(e, &f[i]))) {
+                if (!(e = adf_scan_u64(e, &f[i]))) {
                     return -1;
                 }
             }
@@ -213,7 +194,7 @@ int adf_cgroup2_usage(const char *text, apr_uint64_t *usec)
     const char *e;
     apr_uint64_t n;
 
-    if (!v || !(e = scan_u64(v, &n)) || (*e && *e != '\n')) {
+    if (!v || !(e = adf_scan_u64(v, &n)) || (*e && *e != '\n')) {
         return -1;
     }
     *usec = n;
@@ -230,10 +211,10 @@ int adf_cgroup2_max(const char *text, double *cpus)
         unlimited = 1;
         e = s + 3;
     }
-    else if (!(e = scan_u64(s, &quota))) {
+    else if (!(e = adf_scan_u64(s, &quota))) {
         return -1;
     }
-    if (*e != ' ' || !(e = scan_u64(skip_blanks(e), &period)) || !at_end(e)
+    if (*e != ' ' || !(e = adf_scan_u64(skip_blanks(e), &period)) || !at_end(e)
         || period == 0) {
         return -1;
     }
@@ -246,14 +227,14 @@ int adf_cgroup1_quota(const char *quota, const char *period, double *cpus)
     const char *s = skip_blanks(quota), *e;
     apr_uint64_t q, per;
 
-    if (!(e = scan_u64(skip_blanks(period), &per)) || !at_end(e) || !per) {
+    if (!(e = adf_scan_u64(skip_blanks(period), &per)) || !at_end(e) || !per) {
         return -1;
     }
     if (!strncmp(s, "-1", 2) && at_end(s + 2)) {
         *cpus = 0;
         return 0;
     }
-    if (!(e = scan_u64(s, &q)) || !at_end(e)) {
+    if (!(e = adf_scan_u64(s, &q)) || !at_end(e)) {
         return -1;
     }
     *cpus = (double)q / (double)per;
@@ -262,7 +243,7 @@ int adf_cgroup1_quota(const char *quota, const char *period, double *cpus)
 
 int adf_parse_u64(const char *text, apr_uint64_t *v)
 {
-    const char *e = scan_u64(skip_blanks(text), v);
+    const char *e = adf_scan_u64(skip_blanks(text), v);
 
     return e && at_end(e) ? 0 : -1;
 }

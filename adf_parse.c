@@ -8,18 +8,16 @@
 #include <string.h>
 #include <strings.h>
 
-/* Parse leading decimal digits of s into *v; refuse overflow.  Returns
- * the first unparsed character, or NULL when there was no digit. */
-static const char *scan_digits(const char *s, apr_int64_t *v)
+const char *adf_scan_u64(const char *s, apr_uint64_t *v)
 {
-    apr_int64_t n = 0;
+    apr_uint64_t n = 0;
     const char *start = s;
 
     while (apr_isdigit(*s)) {
-        if (n > (APR_INT64_MAX - 9) / 10) {
+        if (n > (APR_UINT64_MAX - 9) / 10) {
             return NULL;
         }
-        n = n * 10 + (*s - '0');
+        n = n * 10 + (apr_uint64_t)(*s - '0');
         s++;
     }
     if (s == start) {
@@ -32,6 +30,7 @@ static const char *scan_digits(const char *s, apr_int64_t *v)
 const char *adf_parse_long(apr_pool_t *p, const char *arg, long min, long max,
                            long *out)
 {
+    apr_uint64_t u;
     apr_int64_t v;
     const char *end;
     int neg = 0;
@@ -41,13 +40,15 @@ const char *adf_parse_long(apr_pool_t *p, const char *arg, long min, long max,
         neg = 1;
         s++;
     }
-    end = scan_digits(s, &v);
+    end = adf_scan_u64(s, &u);
     if (!end || *end) {
         return apr_psprintf(p, "'%s' is not a whole number", arg);
     }
-    if (neg) {
-        v = -v;
+    if (u > (apr_uint64_t)APR_INT64_MAX) {
+        return apr_psprintf(p, "%s is out of range (%ld to %ld)", arg, min,
+                            max);
     }
+    v = neg ? -(apr_int64_t)u : (apr_int64_t)u;
     if (v < min || v > max) {
         return apr_psprintf(p, "%s is out of range (%ld to %ld)", arg, min,
                             max);
@@ -58,9 +59,9 @@ const char *adf_parse_long(apr_pool_t *p, const char *arg, long min, long max,
 
 const char *adf_parse_size(apr_pool_t *p, const char *arg, apr_off_t *out)
 {
-    apr_int64_t v;
+    apr_uint64_t v;
     int shift = 0;
-    const char *end = scan_digits(arg, &v);
+    const char *end = adf_scan_u64(arg, &v);
 
     if (!end) {
         return apr_psprintf(p, "'%s' is not a size (bytes, or a number "
@@ -77,7 +78,7 @@ const char *adf_parse_size(apr_pool_t *p, const char *arg, apr_off_t *out)
         return apr_psprintf(p, "'%s' is not a size (bytes, or a number "
                             "with k, m or g)", arg);
     }
-    if (v > (APR_INT64_MAX >> shift)) {
+    if (v > ((apr_uint64_t)APR_INT64_MAX >> shift)) {
         return apr_psprintf(p, "'%s' is too large", arg);
     }
     *out = (apr_off_t)(v << shift);
@@ -86,8 +87,8 @@ const char *adf_parse_size(apr_pool_t *p, const char *arg, apr_off_t *out)
 
 const char *adf_parse_percent(apr_pool_t *p, const char *arg, int *out)
 {
-    apr_int64_t v;
-    const char *end = scan_digits(arg, &v);
+    apr_uint64_t v;
+    const char *end = adf_scan_u64(arg, &v);
 
     if (end && *end == '%') {
         end++;
@@ -107,19 +108,19 @@ const char *adf_parse_interval(apr_pool_t *p, const char *arg,
                                apr_interval_time_t max,
                                apr_interval_time_t *out)
 {
-    apr_int64_t v;
+    apr_uint64_t v;
     apr_interval_time_t t;
-    const char *end = scan_digits(arg, &v);
+    const char *end = adf_scan_u64(arg, &v);
 
-    if (!end || v > APR_INT64_C(1000000000)) {
+    if (!end || v > APR_UINT64_C(1000000000)) {
         return apr_psprintf(p, "'%s' is not a duration (e.g. 250ms or 2s)",
                             arg);
     }
     if (!strcmp(end, "ms")) {
-        t = apr_time_from_msec(v);
+        t = apr_time_from_msec((apr_interval_time_t)v);
     }
     else if (!*end || !strcmp(end, "s")) {
-        t = apr_time_from_sec(v);
+        t = apr_time_from_sec((apr_interval_time_t)v);
     }
     else {
         return apr_psprintf(p, "'%s' is not a duration (e.g. 250ms or 2s)",

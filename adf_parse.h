@@ -10,6 +10,10 @@
 #include <apr_pools.h>
 #include <apr_time.h>
 
+/* Leading decimal digits of s into *v, refusing overflow: the first
+ * character after them, or NULL when there is no digit or too many. */
+const char *adf_scan_u64(const char *s, apr_uint64_t *v);
+
 /* A whole decimal number in [min, max]: "6x", "", "+", " 6" are refused. */
 const char *adf_parse_long(apr_pool_t *p, const char *arg, long min, long max,
                            long *out);
