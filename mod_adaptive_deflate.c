@@ -26,12 +26,13 @@ static void adf_child_init(apr_pool_t *pchild, server_rec *s)
 
 static void adf_register_hooks(apr_pool_t *p)
 {
-    /* Before mod_watchdog's post_config (APR_HOOK_LAST) starts threads. */
     static const char *const after_dir[] = { "mod_dir.c", NULL };
 
+    /* Before mod_watchdog's post_config (APR_HOOK_LAST) starts threads. */
     ap_hook_post_config(adf_post_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_child_init(adf_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_fixups(adf_fixup_conditionals, NULL, NULL, APR_HOOK_MIDDLE);
+    /* Siblings once access control and mod_dir have settled on F. */
     ap_hook_fixups(adf_static_fixup, after_dir, NULL, APR_HOOK_LAST);
     ap_hook_insert_filter(adf_insert_filter, NULL, NULL, APR_HOOK_MIDDLE);
     APR_OPTIONAL_HOOK(ap, watchdog_need, adf_shm_watchdog_need, NULL, NULL,
