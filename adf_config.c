@@ -6,6 +6,7 @@
  */
 #include "adf_config.h"
 #include "adf_parse.h"
+#include "adf_codec.h"
 
 #include <apr_strings.h>
 #include <string.h>
@@ -275,12 +276,17 @@ static const char *set_levels(cmd_parms *cmd, void *cfg, const char *lo,
 {
     adf_dir_conf_t *dc = cfg;
     adf_coding_e c = (adf_coding_e)(apr_size_t)cmd->info;
+    const adf_codec_t *codec = adf_codec_get(c);
     long min, max;
     const char *err;
-    int lmin = c == ADF_GZIP ? 1 : 0, lmax = c == ADF_GZIP ? 9 : 11;
 
-    if ((err = adf_parse_long(cmd->pool, lo, lmin, lmax, &min))
-        || (err = adf_parse_long(cmd->pool, hi, lmin, lmax, &max))) {
+    if (!codec) {
+        return fail(cmd, "this build has no brotli support");
+    }
+    if ((err = adf_parse_long(cmd->pool, lo, codec->min_level,
+                              codec->max_level, &min))
+        || (err = adf_parse_long(cmd->pool, hi, codec->min_level,
+                                 codec->max_level, &max))) {
         return fail(cmd, err);
     }
     if (min > max) {

@@ -144,15 +144,15 @@ int adf_fixup_conditionals(request_rec *r)
     static const char *const hdrs[] = { "If-None-Match", "If-Match" };
     const char *ae = apr_table_get(r->headers_in, "Accept-Encoding");
     adf_accept_t acc;
-    int i;
+    int i, parsed = 0;
 
-    if (!ae) {
-        return DECLINED;
-    }
-    adf_accept_parse(ae, &acc);
-    for (i = 0; i < 2; i++) {
+    for (i = 0; ae && i < 2; i++) {
         const char *v = apr_table_get(r->headers_in, hdrs[i]);
-        if (v) {
+        if (v && strchr(v, '-')) {
+            if (!parsed) {
+                adf_accept_parse(ae, &acc);
+                parsed = 1;
+            }
             apr_table_setn(r->headers_in, hdrs[i],
                            strip_suffixes(r->pool, v, &acc));
         }
@@ -264,7 +264,6 @@ static void decide(request_rec *r, apr_bucket_brigade *bb,
     adf_accept_parse(apr_table_get(r->headers_in, "Accept-Encoding"), &acc);
     memset(&in, 0, sizeof(in));
     in.is_subrequest = r->main != NULL;
-    in.status = r->status;
     /* A 304 answers for the 200 it stands for. */
     in.status_ok = adf_conf_status_ok(dc, not_modified ? HTTP_OK : r->status);
     in.has_encoding = ce && *ce && strcasecmp(ce, "identity");

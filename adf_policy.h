@@ -27,7 +27,6 @@ typedef struct {
 
 typedef struct {
     int is_subrequest;
-    int status;
     int status_ok;              /* status is one we compress */
     int has_encoding;           /* response already has a Content-Encoding */
     int resp_no_transform;

@@ -3,10 +3,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <apr_general.h>
+#include "fuzz_input.h"
 #include "../adf_load.h"
-
-static apr_pool_t *pool;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -19,14 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *path;
     int v2;
 
-    if (!pool) {
-        apr_initialize();
-        apr_pool_create(&pool, NULL);
-    }
-    apr_pool_create(&p, pool);
-    s = apr_palloc(p, size + 1);
-    memcpy(s, data, size);
-    s[size] = '\0';
+    s = fuzz_string(&p, data, size);
     if (!adf_cpuset_parse(s, &set) && adf_cpuset_count(&set) < 1) {
         abort();
     }

@@ -3,11 +3,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <apr_general.h>
+#include "fuzz_input.h"
 #include "../adf_parse.h"
 #include "../adf_load.h"
-
-static apr_pool_t *pool;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -20,14 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     adf_source_e src;
     const char *path;
 
-    if (!pool) {
-        apr_initialize();
-        apr_pool_create(&pool, NULL);
-    }
-    apr_pool_create(&p, pool);
-    s = apr_palloc(p, size + 1);
-    memcpy(s, data, size);
-    s[size] = '\0';
+    s = fuzz_string(&p, data, size);
     if (!adf_parse_long(p, s, -5, 11, &l) && (l < -5 || l > 11)) {
         abort();
     }

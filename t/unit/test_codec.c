@@ -61,10 +61,8 @@ START_TEST(round_trips)
 {
     static const size_t sizes[] = { 0, 1, 2, 100, 4096, 65537, 200000 };
     static const apr_size_t bufs[] = { 1, 7, 64, 8000 };
-    apr_pool_t *p;
     int ci, si, bi, li;
 
-    p = pool;
     for (ci = 0; ci < NCODINGS; ci++) {
         const adf_codec_t *codec = adf_codec_get(codings[ci]);
         int levels[2] = { codec->min_level, codec->max_level };
@@ -79,7 +77,7 @@ START_TEST(round_trips)
                     long got;
 
                     /* a hint that is wrong must still work: use n/2 */
-                    ck_assert_int_eq(adf_stream_open(&s, p, codings[ci],
+                    ck_assert_int_eq(adf_stream_open(&s, pool, codings[ci],
                         levels[li], (apr_off_t)(n / 2), bufs[bi], collect,
                         &b), APR_SUCCESS);
                     while (off < n) {
@@ -117,10 +115,8 @@ END_TEST
  * written so far: a flushed part never waits for more input. */
 START_TEST(flush_points)
 {
-    apr_pool_t *p;
     int ci;
 
-    p = pool;
     for (ci = 0; ci < NCODINGS; ci++) {
         size_t n = 30000, off = 0;
         unsigned char *in = make_input(n, 1);
@@ -130,7 +126,7 @@ START_TEST(flush_points)
         size_t step = 1;
 
         /* 1: below the minimum, which must keep flushes finite */
-        ck_assert_int_eq(adf_stream_open(&s, p, codings[ci], 5, -1, 1,
+        ck_assert_int_eq(adf_stream_open(&s, pool, codings[ci], 5, -1, 1,
                                          collect, &b), APR_SUCCESS);
         while (off < n) {
             size_t k = step < n - off ? step : n - off;
@@ -166,28 +162,26 @@ END_TEST
  * the gzip header's XFL byte tells the level (2: 9, 4: 1). */
 START_TEST(levels_and_errors)
 {
-    apr_pool_t *p;
     sink_buf_t b = { NULL, 0, 0, 0, 0 };
     adf_stream_t *s;
 
-    p = pool;
-    ck_assert_int_eq(adf_stream_open(&s, p, ADF_GZIP, 9, 10, 0, collect, &b),
+    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 9, 10, 0, collect, &b),
                      APR_SUCCESS);
     adf_stream_write(s, "hello hello", 11, ADF_OP_FINISH);
     ck_assert_int_eq(b.data[8], 2);
     b.len = 0;
-    ck_assert_int_eq(adf_stream_open(&s, p, ADF_GZIP, 1, 10, 0, collect, &b),
+    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 1, 10, 0, collect, &b),
                      APR_SUCCESS);
     adf_stream_write(s, "hello hello", 11, ADF_OP_FINISH);
     ck_assert_int_eq(b.data[8], 4);
-    ck_assert_int_eq(adf_stream_open(&s, p, ADF_GZIP, 0, 10, 0, collect, &b),
+    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 0, 10, 0, collect, &b),
                      APR_EINVAL);
-    ck_assert_int_eq(adf_stream_open(&s, p, ADF_GZIP, 10, 10, 0, collect, &b),
+    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 10, 10, 0, collect, &b),
                      APR_EINVAL);
-    ck_assert_int_eq(adf_stream_open(&s, p, ADF_IDENTITY, 1, 10, 0, collect,
+    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_IDENTITY, 1, 10, 0, collect,
                                      &b), APR_ENOTIMPL);
 #ifdef ADF_HAVE_BROTLI
-    ck_assert_int_eq(adf_stream_open(&s, p, ADF_BR, 12, 10, 0, collect, &b),
+    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_BR, 12, 10, 0, collect, &b),
                      APR_EINVAL);
 #endif
     free(b.data);
@@ -198,16 +192,14 @@ END_TEST
 /* Length hiding: an FEXTRA field of the asked size; still decodes. */
 START_TEST(gzip_padding)
 {
-    apr_pool_t *p;
     sink_buf_t b = { NULL, 0, 0, 0, 0 };
     adf_stream_t *s;
     unsigned char out[64];
     apr_size_t n;
 
-    p = pool;
     for (n = 4; n < 600; n += 97) {
         b.len = 0;
-        ck_assert_int_eq(adf_stream_open(&s, p, ADF_GZIP, 6, -1, 0, collect,
+        ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 6, -1, 0, collect,
                                          &b), APR_SUCCESS);
         ck_assert_int_eq(adf_stream_pad(s, n), APR_SUCCESS);
         adf_stream_write(s, "hello hello hello", 17, ADF_OP_FINISH);
@@ -220,7 +212,7 @@ START_TEST(gzip_padding)
         ck_assert_int_eq(adf_stream_pad(s, 8), APR_EINVAL);
     }
 #ifdef ADF_HAVE_BROTLI
-    ck_assert_int_eq(adf_stream_open(&s, p, ADF_BR, 5, -1, 0, collect, &b),
+    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_BR, 5, -1, 0, collect, &b),
                      APR_SUCCESS);
     ck_assert_int_eq(adf_stream_pad(s, 8), APR_ENOTIMPL);
 #endif

@@ -123,42 +123,38 @@ END_TEST
 
 START_TEST(cgroup_self)
 {
-    apr_pool_t *p;
     char *path;
     int v2;
 
-    p = pool;
-    ck_assert_int_eq(adf_cgroup_self(p, "0::/system.slice/apache2.service\n",
+    ck_assert_int_eq(adf_cgroup_self(pool, "0::/system.slice/apache2.service\n",
                                      "cpuacct", &path, &v2), 0);
     ck_assert_str_eq(path, "/system.slice/apache2.service");
     ck_assert_int_eq(v2, 1);
-    ck_assert_int_eq(adf_cgroup_self(p, "12:memory:/a\n4:cpu,cpuacct:/web\n",
+    ck_assert_int_eq(adf_cgroup_self(pool, "12:memory:/a\n4:cpu,cpuacct:/web\n",
                                      "cpuacct", &path, &v2), 0);
     ck_assert_str_eq(path, "/web");
     ck_assert_int_eq(v2, 0);
-    ck_assert_int_eq(adf_cgroup_self(p, "12:memory:/a\n", "cpuacct", &path,
+    ck_assert_int_eq(adf_cgroup_self(pool, "12:memory:/a\n", "cpuacct", &path,
                                      &v2), -1);
-    ck_assert_int_eq(adf_cgroup_self(p, "garbage", "cpuacct", &path, &v2),
+    ck_assert_int_eq(adf_cgroup_self(pool, "garbage", "cpuacct", &path, &v2),
                      -1);
 }
 END_TEST
 
 START_TEST(sources)
 {
-    apr_pool_t *p;
     adf_source_e src;
     const char *path;
 
-    p = pool;
-    ck_assert_ptr_null(adf_source_parse(p, "auto", &src, &path));
+    ck_assert_ptr_null(adf_source_parse(pool, "auto", &src, &path));
     ck_assert_int_eq(src, ADF_SRC_AUTO);
-    ck_assert_ptr_null(adf_source_parse(p, "CPUS", &src, &path));
+    ck_assert_ptr_null(adf_source_parse(pool, "CPUS", &src, &path));
     ck_assert_int_eq(src, ADF_SRC_CPUS);
-    ck_assert_ptr_null(adf_source_parse(p, "file:/x/y", &src, &path));
+    ck_assert_ptr_null(adf_source_parse(pool, "file:/x/y", &src, &path));
     ck_assert_int_eq(src, ADF_SRC_FILE);
     ck_assert_str_eq(path, "/x/y");
-    ck_assert_ptr_nonnull(adf_source_parse(p, "file:", &src, &path));
-    ck_assert_ptr_nonnull(adf_source_parse(p, "load", &src, &path));
+    ck_assert_ptr_nonnull(adf_source_parse(pool, "file:", &src, &path));
+    ck_assert_ptr_nonnull(adf_source_parse(pool, "load", &src, &path));
 }
 END_TEST
 
@@ -193,15 +189,13 @@ static void make_root(void)
 
 START_TEST(sampler_cpus)
 {
-    apr_pool_t *p;
     adf_sampler_t *s;
     const char *warn;
 
-    p = pool;
     make_root();
     put("/proc/self/cgroup", "0::/\n");
     put("/proc/stat", "cpu0 0 0 0 1000 0 0 0 0\ncpu1 0 0 0 1000 0 0 0 0\n");
-    s = adf_sampler_create(p, ADF_SRC_CPUS, NULL, root, &warn);
+    s = adf_sampler_create(pool, ADF_SRC_CPUS, NULL, root, &warn);
     ck_assert_ptr_null(warn);
     ck_assert_double_eq(adf_sampler_read(s, 0), -1);   /* first: no delta */
     /* cpu1 (the only allowed CPU) busy 75 of 100; cpu0 fully busy */
@@ -216,18 +210,16 @@ END_TEST
 
 START_TEST(sampler_cgroup_v2_quota)
 {
-    apr_pool_t *p;
     adf_sampler_t *s;
     const char *warn;
 
-    p = pool;
     make_root();
     put("/proc/self/cgroup", "0::/web\n");
     put("/sys/fs/cgroup/web/cpu.max", "50000 100000\n");
     put("/sys/fs/cgroup/web/cpu.stat", "usage_usec 1000000\n");
     put("/proc/stat", "cpu1 0 0 0 1000 0 0 0 0\n");
     /* auto picks the cgroup because a quota is set */
-    s = adf_sampler_create(p, ADF_SRC_AUTO, NULL, root, &warn);
+    s = adf_sampler_create(pool, ADF_SRC_AUTO, NULL, root, &warn);
     ck_assert_ptr_null(warn);
     ck_assert_ptr_nonnull(strstr(adf_sampler_describe(s), "cgroup"));
     ck_assert_double_eq(adf_sampler_read(s, apr_time_from_sec(10)), -1);
@@ -238,24 +230,21 @@ START_TEST(sampler_cgroup_v2_quota)
     put("/sys/fs/cgroup/web/cpu.stat", "usage_usec 1625000\n");
     ck_assert_double_eq_tol(adf_sampler_read(s, apr_time_from_sec(12)),
                             25.0, 0.01);
-    /* PSI as a brake adds stalled demand */
 }
 END_TEST
 
 START_TEST(sampler_cgroup_v1_and_psi)
 {
-    apr_pool_t *p;
     adf_sampler_t *s;
     const char *warn;
 
-    p = pool;
     make_root();
     put("/proc/self/cgroup", "3:cpu,cpuacct:/c1\n");
     put("/sys/fs/cgroup/cpu,cpuacct/c1/cpuacct.usage", "0\n");
     put("/sys/fs/cgroup/cpu,cpuacct/c1/cpu.cfs_quota_us", "200000\n");
     put("/sys/fs/cgroup/cpu,cpuacct/c1/cpu.cfs_period_us", "100000\n");
     put("/proc/pressure/cpu", "some avg10=10.00 avg60=0 avg300=0 total=0\n");
-    s = adf_sampler_create(p, ADF_SRC_AUTO, NULL, root, &warn);
+    s = adf_sampler_create(pool, ADF_SRC_AUTO, NULL, root, &warn);
     ck_assert_ptr_null(warn);
     ck_assert_ptr_nonnull(strstr(adf_sampler_describe(s), "psi"));
     adf_sampler_read(s, apr_time_from_sec(1));
@@ -268,15 +257,13 @@ END_TEST
 
 START_TEST(sampler_file_and_missing)
 {
-    apr_pool_t *p;
     adf_sampler_t *s;
     const char *warn;
     char path[128];
 
-    p = pool;
     make_root();
     snprintf(path, sizeof(path), "%s/load", root);
-    s = adf_sampler_create(p, ADF_SRC_FILE, path, root, &warn);
+    s = adf_sampler_create(pool, ADF_SRC_FILE, path, root, &warn);
     ck_assert_ptr_nonnull(warn);                /* not there yet */
     ck_assert_double_eq(adf_sampler_read(s, 0), -1);
     put("/load", "33\n");
@@ -285,11 +272,11 @@ START_TEST(sampler_file_and_missing)
     ck_assert_double_eq(adf_sampler_read(s, 0), -1);
 
     /* psi without any pressure file: a warning, no crash, no reading */
-    s = adf_sampler_create(p, ADF_SRC_PSI, NULL, root, &warn);
+    s = adf_sampler_create(pool, ADF_SRC_PSI, NULL, root, &warn);
     ck_assert_ptr_nonnull(warn);
     ck_assert_double_eq(adf_sampler_read(s, 0), -1);
     /* cpus without /proc/stat */
-    s = adf_sampler_create(p, ADF_SRC_CPUS, NULL, root, &warn);
+    s = adf_sampler_create(pool, ADF_SRC_CPUS, NULL, root, &warn);
     ck_assert_ptr_nonnull(warn);
     ck_assert_double_eq(adf_sampler_read(s, 0), -1);
 }

@@ -24,7 +24,6 @@ static void policy_setup(void)
     conf.nprefs = 2;
     adf_accept_parse("gzip, br", &acc);
     memset(&in, 0, sizeof(in));
-    in.status = 200;
     in.status_ok = 1;
     in.type_ok = 1;
     in.length = 5000;
