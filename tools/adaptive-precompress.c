@@ -173,7 +173,7 @@ static void make_sibling(const char *path, const struct stat *st,
         unlink(tmp);
         sum.errors++;
     }
-    else if (s->bytes_out >= s->bytes_in) {
+    else if (adf_stream_bytes_out(s) >= adf_stream_bytes_in(s)) {
         /* Not smaller: no sibling (and none left from before). */
         unlink(tmp);
         unlink(sib);
@@ -187,8 +187,8 @@ static void make_sibling(const char *path, const struct stat *st,
     }
     else {
         sum.written++;
-        sum.in[c] += s->bytes_in;
-        sum.out[c] += s->bytes_out;
+        sum.in[c] += adf_stream_bytes_in(s);
+        sum.out[c] += adf_stream_bytes_out(s);
     }
     apr_pool_destroy(p);
 }
@@ -336,8 +336,9 @@ int main(int argc, char **argv)
         int n;
         char **v = split(codings, &n);
         for (i = 0; i < n; i++) {
-            int c = adf_coding_from_name(v[i]);
-            if (c < 0 || !adf_codec_get((adf_coding_e)c)) {
+            const adf_coding_t *d = adf_coding_by_token(v[i], strlen(v[i]));
+            int c = d ? (int)d->id : -1;
+            if (!d) {
                 fprintf(stderr, "adaptive-precompress: unknown or "
                         "unavailable coding '%s'\n", v[i]);
                 return finish(2);
