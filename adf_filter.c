@@ -171,6 +171,7 @@ static void decide(request_rec *r, apr_bucket_brigade *bb,
     /* A 304 only names the representation: the load does not matter. */
     in.effort = not_modified ? 1 : load->effort;
     in.limited = not_modified ? 0 : load->limited;
+    in.failsafe = !not_modified && load->stale;
     /* The dice only matters between two rungs. */
     in.dice = in.effort > 0 && in.effort < 1 ? adf_rand01() : 0;
     adf_policy_decide(&pc, &in, d);

@@ -1,6 +1,5 @@
-/* Load signals: parsers for the kernel's text files, and a sampler that
- * turns successive readings into a busy percentage.  No httpd; the
- * sampler reads files with APR.
+/* Load signals: parsers for the kernel's text files (adf_sampler.h reads
+ * them).  Pure: no httpd, no I/O; what the fuzzer covers.
  *
  * Every parser takes the file's text and returns 0 on success, -1 when
  * the text is not what it should be (then its outputs are untouched).
@@ -64,22 +63,5 @@ typedef enum {
 /* "auto", "cpus", "cgroup", "psi" or "file:PATH"; NULL or an error. */
 const char *adf_source_parse(apr_pool_t *p, const char *arg,
                              adf_source_e *src, const char **path);
-
-typedef struct adf_sampler_t adf_sampler_t;
-
-/* Create a sampler.  root prefixes every /proc and /sys path (tests use a
- * fixture tree; "" in production).  Never fails: *warning is set (from p)
- * when the source cannot be read now, and the sampler then yields -1
- * until it can. */
-adf_sampler_t *adf_sampler_create(apr_pool_t *p, adf_source_e src,
-                                  const char *path, const char *root,
-                                  const char **warning);
-
-/* What the sampler reads, for logs ("cpus 0-1", "cgroup v2 quota 0.50"). */
-const char *adf_sampler_describe(const adf_sampler_t *s);
-
-/* Take a reading at time now: busy percent 0..100, or -1 when there is
- * none yet (first reading of a delta source) or the source is unreadable. */
-double adf_sampler_read(adf_sampler_t *s, apr_time_t now);
 
 #endif /* ADF_LOAD_H */

@@ -94,7 +94,8 @@ static int rung_for(double effort, int nlevels, double dice)
 static const char *const reason_names[ADF_NREASONS] = {
     "max", "target", "size-cap", "precompressed", "cpu-limit", "load",
     "not-accepted", "min-length", "type", "status", "encoded",
-    "no-transform", "env", "proxied", "subrequest", "codec-error"
+    "no-transform", "env", "proxied", "subrequest", "codec-error",
+    "no-signal"
 };
 
 const char *adf_reason_name(adf_reason_e r)
@@ -159,12 +160,21 @@ void adf_policy_decide(const adf_policy_conf_t *conf,
         skip(out, ADF_R_NOT_ACCEPTED, 1);
         return;
     }
+    lo = conf->level_min[c];
+    hi = conf->level_max[c];
+    if (in->failsafe) {
+        /* No load to go by: cheap enough never to be the bottleneck,
+         * never "paused" on a signal that stopped. */
+        out->vary = 1;
+        out->coding = c;
+        out->level = lo;
+        out->reason = ADF_R_NO_SIGNAL;
+        return;
+    }
     if (in->limited) {
         skip(out, ADF_R_CPU_LIMIT, 1);
         return;
     }
-    lo = conf->level_min[c];
-    hi = conf->level_max[c];
     n = hi - lo + 1;
     rung = rung_for(in->effort, n, in->dice);
     if (rung == 0) {

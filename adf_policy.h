@@ -38,6 +38,7 @@ typedef struct {
     const adf_accept_t *accept;
     double effort;              /* controller: 0 (nothing) .. 1 (max) */
     int limited;                /* controller: above the CPU limit */
+    int failsafe;               /* no fresh load signal: lowest level */
     double dice;                /* uniform in [0, 1): mixes levels */
 } adf_policy_in_t;
 
@@ -59,6 +60,7 @@ typedef enum {
     ADF_R_PROXIED,
     ADF_R_SUBREQUEST,
     ADF_R_CODEC_ERROR,
+    ADF_R_NO_SIGNAL,            /* compressed at the lowest level: no signal */
     ADF_NREASONS
 } adf_reason_e;
 

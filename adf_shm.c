@@ -1,39 +1,62 @@
-/* Shared load state and its sampler.
+/* Shared load state, its sampler and the counters.
  *
- * One place samples: a mod_watchdog singleton callback, which runs in
- * exactly one child at a time (mod_watchdog elects it with a global mutex
- * and hands it on when that child exits; httpd has no parent watchdog
- * threads under forked MPMs).  It reads the load source every interval,
- * runs the controller, whose state lives in the segment so the next
- * elected child goes on from it, and publishes the result.  Every child
- * reads four 32-bit words per response with apr_atomic and never touches
- * /proc.  The segment is anonymous and lives in pconf: a graceful restart
- * replaces it and leaves nothing behind in /dev/shm or SysV IPC.
+ * Sampling: every child runs a mod_watchdog thread that ticks once per
+ * interval; whichever process finds the last sample an interval old takes
+ * the sampler mutex (trylock: nobody ever waits) and samples, so the
+ * signal stays fresh while any child lives, whatever the MPM retires.
+ * The request path does the same when a sample is due, which also covers
+ * a server without mod_watchdog.  Only the current configuration
+ * generation samples (children finishing requests after a graceful
+ * restart do not).  A sample older than two intervals is stale: responses
+ * then use the lowest level (never "paused" on a dead signal), and that
+ * is logged once.
+ *
+ * The segment is anonymous, created from the process pool and kept in
+ * retained data: a graceful restart keeps the controller's state, the
+ * history and the counters; a full restart (SIGHUP, stop/start) clears
+ * them.  Every child reads the load with apr_atomic and never touches
+ * /proc except when it samples.
  */
 #include "adf_shm.h"
+#include "adf_sampler.h"
 
 #include <apr_atomic.h>
+#include <apr_global_mutex.h>
 #include <apr_shm.h>
 #include <apr_strings.h>
-#include <string.h>
 #include <http_core.h>
 #include <mod_watchdog.h>
+#include <unixd.h>
+#include <util_mutex.h>
+
+#include <grp.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define ADF_WATCHDOG_NAME "_adaptive_deflate_"
+#define ADF_MUTEX_TYPE "adaptive-deflate-sampler"
+#define ADF_RETAINED_KEY "mod_adaptive_deflate:shm"
 #define SCALE 10000.0
 
-/* The segment.  Load words are written by the sampler only and read by
- * every child with apr_atomic; counters are added to by every child with
- * apr_atomic; the history ring is written by the sampler only and read
- * by the status page, which tolerates a torn sample. */
 typedef struct {
     volatile apr_uint32_t raw;          /* percent * SCALE, or all ones */
     volatile apr_uint32_t ema;
     volatile apr_uint32_t effort;       /* fraction * SCALE */
     volatile apr_uint32_t limited;
-    adf_control_t control;              /* written by the sampler only */
+    volatile apr_uint64_t sampled;      /* time of the last good sample */
+    volatile apr_uint64_t attempted;    /* time of the last attempt */
+    volatile apr_uint32_t generation;   /* the configuration that samples */
+    volatile apr_uint32_t sampler_pid;
+    volatile apr_uint32_t stale_logged;
+    apr_uint32_t lost;                  /* the source failed (logged) */
+    char lost_why[160];
+    /* Written under the sampler mutex only. */
+    adf_control_t control;
+    adf_delta_t delta;
     volatile apr_uint32_t hist_next;    /* samples written so far */
     adf_sample_t hist[ADF_HISTORY];
+    /* Counters, added to by every child. */
     apr_time_t started;
     volatile apr_uint64_t responses;
     volatile apr_uint64_t reasons[ADF_NREASONS];
@@ -46,17 +69,22 @@ typedef struct {
 } adf_shared_t;
 
 typedef struct {
+    apr_shm_t *shm;
+    apr_size_t size;
+} adf_retained_t;
+
+/* This configuration generation's view of the sampler. */
+typedef struct {
     server_rec *s;
     adf_sampler_t *sampler;
     adf_control_conf_t conf;
     apr_interval_time_t interval;
+    apr_global_mutex_t *mutex;
+    apr_uint32_t generation;
 } adf_monitor_t;
 
 static adf_shared_t *shared;
 static adf_monitor_t *monitor;
-
-static APR_OPTIONAL_FN_TYPE(ap_watchdog_get_instance) *wd_get_instance;
-static APR_OPTIONAL_FN_TYPE(ap_watchdog_register_callback) *wd_register;
 
 static apr_uint32_t scaled(double v)
 {
@@ -76,30 +104,120 @@ static void publish(const adf_control_t *c)
     apr_atomic_set32(&shared->limited, (apr_uint32_t)c->limited);
 }
 
-void adf_shm_view(adf_load_view_t *v)
-{
-    if (!shared) {
-        v->raw = v->ema = -1;
-        v->effort = 1;
-        v->limited = 0;
-        return;
-    }
-    v->raw = unscaled(apr_atomic_read32(&shared->raw));
-    v->ema = unscaled(apr_atomic_read32(&shared->ema));
-    v->effort = unscaled(apr_atomic_read32(&shared->effort));
-    v->limited = (int)apr_atomic_read32(&shared->limited);
-}
-
-static void record(const adf_control_t *c, double sample)
+static void record(const adf_control_t *c, double sample, apr_time_t now)
 {
     apr_uint32_t i = shared->hist_next;
     adf_sample_t *h = &shared->hist[i % ADF_HISTORY];
 
-    h->time = apr_time_now();
+    h->time = now;
     h->raw = sample;
     h->ema = c->primed ? c->ema : -1;
     h->effort = c->effort;
     apr_atomic_set32(&shared->hist_next, i + 1);
+}
+
+/* The signal is readable again, or is not: one line per change. */
+static void note_signal(int lost, const char *why)
+{
+    if (lost && !shared->lost) {
+        apr_cpystrn(shared->lost_why, why, sizeof(shared->lost_why));
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, monitor->s, ADFLOGNO(00013)
+                     "load signal lost: %s; until it is back, responses use "
+                     "the lowest level", why);
+    }
+    else if (!lost && shared->lost) {
+        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, monitor->s, ADFLOGNO(00015)
+                     "load signal back (%s)",
+                     adf_sampler_describe(monitor->sampler));
+    }
+    shared->lost = lost;
+}
+
+/* One sample, under the mutex. */
+static void sample(apr_time_t now)
+{
+    adf_control_t *c = &shared->control;
+    adf_load_sample_t ls;
+    double v;
+    int was_limited = c->limited;
+
+    apr_atomic_set64(&shared->attempted, (apr_uint64_t)now);
+    if (adf_sampler_read(monitor->sampler, now, &shared->delta, &ls)) {
+        note_signal(1, adf_sampler_error(monitor->sampler));
+        return;
+    }
+    note_signal(0, NULL);
+    if (ls.busy < 0) {
+        return;     /* the first reading of a delta source */
+    }
+    /* Pressure adds the demand a saturated CPU cannot show as usage. */
+    v = ls.pressure > 0 ? ls.busy + ls.pressure : ls.busy;
+    adf_control_update(c, &monitor->conf, v > 100 ? 100 : v);
+    publish(c);
+    record(c, v, now);
+    apr_atomic_set32(&shared->sampler_pid, (apr_uint32_t)getpid());
+    apr_atomic_set64(&shared->sampled, (apr_uint64_t)now);
+    apr_atomic_set32(&shared->stale_logged, 0);
+    if (c->limited != was_limited) {
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, monitor->s, ADFLOGNO(00001)
+                     "CPU load %.1f%%: compression %s", c->raw,
+                     c->limited ? "paused (above the CPU limit)"
+                                : "resumed");
+    }
+    ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, monitor->s,
+                 "load sample %.1f%%, smoothed %.1f%%, effort %.3f%s (pid %"
+                 APR_PID_T_FMT ")", v, c->ema, c->effort,
+                 c->limited ? ", limited" : "", getpid());
+}
+
+/* Sample if an interval has passed since the last attempt and nobody is
+ * at it; costs one atomic read otherwise. */
+static void maybe_sample(apr_time_t now)
+{
+    /* A watchdog tick may come a little early: 90 % of the interval. */
+    apr_interval_time_t due = monitor->interval - monitor->interval / 10;
+
+    if (now - (apr_time_t)apr_atomic_read64(&shared->attempted) < due
+        || apr_atomic_read32(&shared->generation) != monitor->generation
+        || !monitor->mutex
+        || apr_global_mutex_trylock(monitor->mutex) != APR_SUCCESS) {
+        return;
+    }
+    if (now - (apr_time_t)apr_atomic_read64(&shared->attempted) >= due) {
+        sample(now);
+    }
+    apr_global_mutex_unlock(monitor->mutex);
+}
+
+void adf_shm_view(adf_load_view_t *v)
+{
+    apr_time_t now;
+
+    if (!shared || !monitor) {
+        memset(v, 0, sizeof(*v));
+        v->raw = v->ema = -1;
+        v->effort = 1;
+        return;
+    }
+    now = apr_time_now();
+    maybe_sample(now);
+    v->raw = unscaled(apr_atomic_read32(&shared->raw));
+    v->ema = unscaled(apr_atomic_read32(&shared->ema));
+    v->effort = unscaled(apr_atomic_read32(&shared->effort));
+    v->limited = (int)apr_atomic_read32(&shared->limited);
+    v->age = now - (apr_time_t)apr_atomic_read64(&shared->sampled);
+    v->stale = v->age > 2 * monitor->interval;
+    if (v->stale) {
+        v->limited = 0;
+        if (!apr_atomic_cas32(&shared->stale_logged, 1, 0)) {
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, monitor->s,
+                         ADFLOGNO(00014) "the load signal is %" APR_TIME_T_FMT
+                         " ms old (interval %" APR_TIME_T_FMT " ms): "
+                         "responses use the lowest level until it is fresh",
+                         apr_time_as_msec(v->age),
+                         apr_time_as_msec(monitor->interval));
+        }
+    }
 }
 
 void adf_shm_count_decision(const adf_decision_t *d)
@@ -147,14 +265,17 @@ int adf_shm_stats(adf_stats_t *st)
     int c, l;
 
     memset(st, 0, sizeof(*st));
+    /* What a response decided now would see: due samples are taken. */
     adf_shm_view(&st->load);
     if (!shared || !monitor) {
         return 0;
     }
     st->source = adf_sampler_describe(monitor->sampler);
+    st->signal_error = shared->lost ? shared->lost_why : NULL;
     st->interval = monitor->interval;
     st->conf = monitor->conf;
     st->started = shared->started;
+    st->sampler_pid = apr_atomic_read32(&shared->sampler_pid);
     st->responses = apr_atomic_read64(&shared->responses);
     st->stale = apr_atomic_read64(&shared->stale);
     for (i = 0; i < ADF_NREASONS; i++) {
@@ -170,6 +291,7 @@ int adf_shm_stats(adf_stats_t *st)
         }
     }
     next = apr_atomic_read32(&shared->hist_next);
+    st->samples = next;
     n = next < ADF_HISTORY ? next : ADF_HISTORY;
     for (i = 0; i < n; i++) {
         st->history[i] = shared->hist[(next - n + i) % ADF_HISTORY];
@@ -178,32 +300,11 @@ int adf_shm_stats(adf_stats_t *st)
     return 1;
 }
 
-static apr_status_t sample_tick(int state, void *data, apr_pool_t *pool)
+static apr_status_t tick(int state, void *data, apr_pool_t *pool)
 {
-    adf_monitor_t *m = data;
-    adf_control_t *c;
-    double sample;
-    int was_limited;
-
-    if (state != AP_WATCHDOG_STATE_RUNNING || !shared) {
-        return APR_SUCCESS;
+    if (state == AP_WATCHDOG_STATE_RUNNING && shared && monitor) {
+        maybe_sample(apr_time_now());
     }
-    c = &shared->control;
-    was_limited = c->limited;
-    /* -1 (no reading yet, or none at all) leaves the state as it is. */
-    sample = adf_sampler_read(m->sampler, apr_time_now());
-    adf_control_update(c, &m->conf, sample);
-    publish(c);
-    record(c, sample);
-    if (c->limited != was_limited) {
-        ap_log_error(APLOG_MARK, APLOG_INFO, 0, m->s, ADFLOGNO(00001)
-                     "CPU load %.1f%%: compression %s", c->raw,
-                     c->limited ? "paused (above the CPU limit)"
-                                : "resumed");
-    }
-    ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, m->s,
-                 "load sample %.1f%%, smoothed %.1f%%, effort %.3f%s",
-                 sample, c->ema, c->effort, c->limited ? ", limited" : "");
     return APR_SUCCESS;
 }
 
@@ -213,11 +314,99 @@ int adf_shm_watchdog_need(server_rec *s, const char *name, int parent,
     return !parent && !strcmp(name, ADF_WATCHDOG_NAME) ? OK : DECLINED;
 }
 
-static apr_status_t forget_shared(void *data)
+int adf_shm_pre_config(apr_pool_t *pconf, apr_pool_t *plog,
+                       apr_pool_t *ptemp)
 {
-    shared = NULL;
+    return ap_mutex_register(pconf, ADF_MUTEX_TYPE, NULL, APR_LOCK_DEFAULT,
+                             0);
+}
+
+static apr_status_t forget_monitor(void *data)
+{
     monitor = NULL;
     return APR_SUCCESS;
+}
+
+/* The segment, kept across restarts in retained data; cleared unless
+ * this is a graceful restart. */
+static adf_shared_t *attach(server_rec *s)
+{
+    adf_retained_t *rt = ap_retained_data_get(ADF_RETAINED_KEY);
+    adf_shared_t *sh;
+    apr_status_t rv;
+
+    if (!rt) {
+        rt = ap_retained_data_create(ADF_RETAINED_KEY, sizeof(*rt));
+    }
+    if (!rt->shm || rt->size != sizeof(adf_shared_t)) {
+        /* First start, or a new build of the module with a new layout. */
+        rv = apr_shm_create(&rt->shm, sizeof(adf_shared_t), NULL,
+                            s->process->pool);
+        if (rv != APR_SUCCESS) {
+            ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, ADFLOGNO(00002)
+                         "cannot create the shared load segment; "
+                         "compressing at the maximum level regardless of "
+                         "load");
+            rt->shm = NULL;
+            return NULL;
+        }
+        rt->size = sizeof(adf_shared_t);
+        sh = apr_shm_baseaddr_get(rt->shm);
+        memset(sh, 0, sizeof(*sh));
+    }
+    else {
+        sh = apr_shm_baseaddr_get(rt->shm);
+        if (!ap_unixd_mpm_get_retained_data()->was_graceful) {
+            memset(sh, 0, sizeof(*sh));
+        }
+    }
+    if (!sh->started) {
+        sh->started = apr_time_now();
+        adf_control_init(&sh->control);
+    }
+    return sh;
+}
+
+/* Can the children's user read the source?  Asked of a forked process
+ * that becomes that user, since the parent may well be root. */
+static const char *probe_as_children(adf_sampler_t *smp, apr_pool_t *p)
+{
+    char buf[256];
+    int fds[2], status;
+    ssize_t n;
+    pid_t pid;
+
+    if (geteuid() != 0) {
+        return adf_sampler_probe(smp, p);
+    }
+    if (pipe(fds) != 0 || (pid = fork()) < 0) {
+        return NULL;    /* cannot tell: the running check will */
+    }
+    if (pid == 0) {
+        const char *err;
+
+        close(fds[0]);
+        if (setgid(ap_unixd_config.group_id) != 0
+            || (ap_unixd_config.user_name
+                && initgroups(ap_unixd_config.user_name,
+                              ap_unixd_config.group_id) != 0)
+            || setuid(ap_unixd_config.user_id) != 0) {
+            _exit(2);
+        }
+        if ((err = adf_sampler_probe(smp, p)) != NULL) {
+            n = write(fds[1], err, strlen(err));
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    n = read(fds[0], buf, sizeof(buf) - 1);
+    close(fds[0]);
+    waitpid(pid, &status, 0);
+    if (n > 0) {
+        buf[n] = '\0';
+        return apr_pstrdup(p, buf);
+    }
+    return NULL;
 }
 
 int adf_shm_post_config(apr_pool_t *pconf, apr_pool_t *plog,
@@ -225,10 +414,12 @@ int adf_shm_post_config(apr_pool_t *pconf, apr_pool_t *plog,
 {
     adf_srv_conf_t *sc = ap_get_module_config(s->module_config,
                                               &adaptive_deflate_module);
+    APR_OPTIONAL_FN_TYPE(ap_watchdog_get_instance) *wd_get_instance;
+    APR_OPTIONAL_FN_TYPE(ap_watchdog_register_callback) *wd_register;
     adf_monitor_t *m;
-    apr_shm_t *shm;
     ap_watchdog_t *wd;
-    const char *path, *warning;
+    adf_load_sample_t ls;
+    const char *path, *warning, *err;
     adf_source_e src;
     apr_status_t rv;
 
@@ -236,56 +427,89 @@ int adf_shm_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
         return OK;
     }
-    rv = apr_shm_create(&shm, sizeof(adf_shared_t), NULL, pconf);
-    if (rv != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, ADFLOGNO(00002)
-                     "cannot create the shared load segment; compressing "
-                     "at the maximum level regardless of load");
+    if (!(shared = attach(s))) {
         return OK;
     }
-    shared = apr_shm_baseaddr_get(shm);
-    memset(shared, 0, sizeof(*shared));
-    shared->started = apr_time_now();
-    apr_pool_cleanup_register(pconf, NULL, forget_shared,
-                              apr_pool_cleanup_null);
-
     m = apr_pcalloc(pconf, sizeof(*m));
     m->s = s;
     adf_conf_control(sc, &m->conf);
     m->interval = adf_conf_interval(sc);
-    adf_control_init(&shared->control);
-    publish(&shared->control);
-
-    monitor = m;
+    m->generation = (apr_uint32_t)ap_state_query(AP_SQ_CONFIG_GEN);
     src = adf_conf_source(sc, &path);
     m->sampler = adf_sampler_create(pconf, src, path, "", &warning);
-    if (warning) {
+    rv = ap_global_mutex_create(&m->mutex, NULL, ADF_MUTEX_TYPE, NULL, s,
+                                pconf, 0);
+    if (rv != APR_SUCCESS) {
+        return HTTP_INTERNAL_SERVER_ERROR;      /* logged by httpd */
+    }
+    monitor = m;
+    apr_pool_cleanup_register(pconf, NULL, forget_monitor,
+                              apr_pool_cleanup_null);
+
+    if ((err = probe_as_children(m->sampler, ptemp)) != NULL) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, ADFLOGNO(00012)
+                     "AdaptiveDeflateLoadSource: %s cannot be read by the "
+                     "user the children run as (%s): %s; until it can, "
+                     "responses use the lowest level",
+                     adf_sampler_describe(m->sampler),
+                     ap_unixd_config.user_name ? ap_unixd_config.user_name
+                                               : "?", err);
+    }
+    else if (warning) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, ADFLOGNO(00003)
                      "AdaptiveDeflateLoadSource: %s; until it can be read, "
-                     "the controller holds its last state (at start: the "
-                     "maximum level)", warning);
+                     "responses use the lowest level", warning);
     }
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, ADFLOGNO(00004)
                  "load source: %s, every %" APR_TIME_T_FMT " ms",
                  adf_sampler_describe(m->sampler),
-                 apr_time_as_msec(adf_conf_interval(sc)));
+                 apr_time_as_msec(m->interval));
+
+    /* From now on this generation samples; the first reading of a delta
+     * source is taken here, so the first child has a value at once. */
+    apr_atomic_set32(&shared->generation, m->generation);
+    shared->lost = err != NULL;
+    apr_cpystrn(shared->lost_why, err ? err : "", sizeof(shared->lost_why));
+    if (adf_sampler_read(m->sampler, apr_time_now(), &shared->delta, &ls)
+        == 0 && ls.busy < 0) {
+        apr_atomic_set64(&shared->attempted, (apr_uint64_t)apr_time_now());
+    }
+    if (!shared->sampled) {
+        /* Nothing sampled yet: the age counts from the start. */
+        apr_atomic_set64(&shared->sampled, (apr_uint64_t)apr_time_now());
+        publish(&shared->control);
+    }
 
     wd_get_instance = APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_get_instance);
     wd_register = APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_register_callback);
     if (!wd_get_instance || !wd_register) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, ADFLOGNO(00005)
-                     "mod_watchdog is not loaded: the load is not sampled "
-                     "and responses use the maximum level");
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, ADFLOGNO(00005)
+                     "mod_watchdog is not loaded: the load is sampled by "
+                     "requests, so an idle server's signal may be old");
         return OK;
     }
-    rv = wd_get_instance(&wd, ADF_WATCHDOG_NAME, 0, 1, pconf);
+    rv = wd_get_instance(&wd, ADF_WATCHDOG_NAME, 0, 0, pconf);
     if (rv == APR_SUCCESS) {
-        rv = wd_register(wd, adf_conf_interval(sc), m, sample_tick);
+        rv = wd_register(wd, m->interval, m, tick);
     }
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, ADFLOGNO(00006)
-                     "cannot start the load sampler; responses use the "
-                     "maximum level");
+                     "cannot start the load sampler's watchdog; the load is "
+                     "sampled by requests only");
     }
     return OK;
+}
+
+void adf_shm_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    if (monitor && monitor->mutex
+        && apr_global_mutex_child_init(&monitor->mutex,
+                                       apr_global_mutex_lockfile(
+                                           monitor->mutex),
+                                       pchild) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, ADFLOGNO(00016)
+                     "cannot attach the sampler's mutex in this child: it "
+                     "reads the load but leaves sampling to the others");
+        monitor->mutex = NULL;
+    }
 }

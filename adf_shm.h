@@ -1,6 +1,8 @@
-/* Shared state: the load controller's output, sampled once per interval
- * by one watchdog thread (in one child at a time) and read lock-free by
- * every child; the load history; and counters every child adds to. */
+/* Shared state: the load controller's output, the load history and the
+ * counters every child adds to, in one segment that survives graceful
+ * restarts.  Any child samples the load when the interval has elapsed
+ * (its watchdog thread, or the request path if that is first); the
+ * others read the result lock-free. */
 #ifndef ADF_SHM_H
 #define ADF_SHM_H
 
@@ -14,6 +16,8 @@ typedef struct {
     double ema;         /* smoothed, percent */
     double effort;      /* 0 .. 1 */
     int limited;
+    int stale;          /* no fresh sample for two intervals: fail-safe */
+    apr_interval_time_t age;    /* since the last good sample */
 } adf_load_view_t;
 
 typedef struct {
@@ -25,9 +29,12 @@ typedef struct {
 typedef struct {
     adf_load_view_t load;
     const char *source;
+    const char *signal_error;   /* why the source cannot be read, or NULL */
     apr_interval_time_t interval;
     adf_control_conf_t conf;
     apr_time_t started;
+    apr_uint32_t sampler_pid;   /* the process that took the last sample */
+    apr_uint64_t samples;       /* samples taken since the full start */
     apr_uint64_t responses;
     apr_uint64_t reasons[ADF_NREASONS];
     apr_uint64_t coded[ADF_NCODINGS];
@@ -40,11 +47,20 @@ typedef struct {
     adf_sample_t history[ADF_HISTORY];     /* oldest first */
 } adf_stats_t;
 
-/* post_config: create the segment and register the sampler. */
+/* pre_config: register the sampler's mutex (the Mutex directive names it
+ * "adaptive-deflate-sampler"). */
+int adf_shm_pre_config(apr_pool_t *pconf, apr_pool_t *plog,
+                       apr_pool_t *ptemp);
+
+/* post_config: attach (or create) the segment, the sampler and its
+ * watchdog callback. */
 int adf_shm_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                         apr_pool_t *ptemp, server_rec *s);
 
-/* Copy the current load state; full effort when there is no state. */
+void adf_shm_child_init(apr_pool_t *pchild, server_rec *s);
+
+/* The load state as a response sees it: a sample is taken first when one
+ * is due, so its age is at most an interval while the source reads. */
 void adf_shm_view(adf_load_view_t *v);
 
 /* Counters.  A decision counts once per response with a body. */
@@ -56,7 +72,7 @@ void adf_shm_count_stale(void);
 /* Everything at once; returns 0 when there is no segment. */
 int adf_shm_stats(adf_stats_t *st);
 
-/* watchdog_need hook: ask mod_watchdog for our singleton thread. */
+/* watchdog_need hook: ask mod_watchdog for a thread in every child. */
 int adf_shm_watchdog_need(server_rec *s, const char *name, int parent,
                           int singleton);
 

@@ -91,9 +91,21 @@ static void send_json(request_rec *r, const adf_stats_t *st,
     ap_rputs(",\"smoothed\":", r);
     json_num(r, st->load.ema);
     ap_rprintf(r, ",\"effort\":%.4f,\"limited\":%s,\"target\":%.0f,"
-               "\"limit_off\":%.0f,\"limit_on\":%.0f}", st->load.effort,
-               st->load.limited ? "true" : "false", st->conf.target,
-               st->conf.limit_off, st->conf.limit_on);
+               "\"limit_off\":%.0f,\"limit_on\":%.0f,\"age_ms\":%"
+               APR_TIME_T_FMT ",\"stale\":%s,\"sampler_pid\":%u,"
+               "\"samples\":%" APR_UINT64_T_FMT ",\"signal_error\":",
+               st->load.effort, st->load.limited ? "true" : "false",
+               st->conf.target, st->conf.limit_off, st->conf.limit_on,
+               apr_time_as_msec(st->load.age), st->load.stale ? "true"
+                                                              : "false",
+               st->sampler_pid, st->samples);
+    if (st->signal_error) {
+        json_str(r, st->signal_error);
+    }
+    else {
+        ap_rputs("null", r);
+    }
+    ap_rputs("}", r);
     ap_rputs(",\"level\":{", r);
     sep = "";
     FOR_CODINGS(c) {

@@ -12,6 +12,8 @@ use ADFTest;
 
 plan tests => 3 * 3 * 5 + 7 + 2;
 
+idle();
+
 my $root = docroot();
 my $page = slurp("$root/index.html");
 make_path(map { "$root/coexist/$_" } qw(set chain off/brotli));

@@ -38,6 +38,8 @@ my @bad = (
 
 plan tests => 15 + 1 + 3 * @bad;
 
+idle();
+
 my $page = slurp(docroot() . '/index.html');
 
 # ---- levels ------------------------------------------------------------------

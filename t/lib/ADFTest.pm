@@ -9,11 +9,12 @@ use Apache::TestRequest ();
 use IO::Uncompress::Gunzip qw(gunzip $GunzipError);
 use File::Temp qw(tempfile);
 use Time::HiRes qw(sleep);
+use JSON::PP ();
 use Exporter 'import';
 
 our @EXPORT = qw(docroot fetch head gunzip_ok unbrotli decode_body slurp
                  spew gzip_xfl note_for set_load wait_for vary_count
-                 serverroot compress_to make_sibling load_file);
+                 serverroot compress_to make_sibling load_file idle);
 
 sub docroot { Apache::Test::vars('documentroot') }
 sub serverroot { Apache::Test::vars('serverroot') }
@@ -101,6 +102,19 @@ sub set_load {
     my $file = load_file();
     spew("$file.tmp", "$pct\n");
     rename "$file.tmp", $file or die "rename: $!";
+}
+
+# A light, fresh load signal (5 %): the controller at full effort.  The
+# suite's load file does not exist until a test writes it, and without a
+# signal the module compresses at the lowest level.
+sub idle {
+    set_load(5);
+    wait_for(sub {
+        my $r = Apache::TestRequest::GET('/adf-status?json');
+        my $l = eval { JSON::PP::decode_json($r->content)->{load} } || {};
+        defined $l->{raw} && $l->{raw} == 5 && !$l->{stale}
+            && $l->{effort} == 1;
+    }, 10) or die 'no idle load signal';
 }
 
 # Compress $data with the reference tools into $file.

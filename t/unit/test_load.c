@@ -1,6 +1,7 @@
 /* Load source parsers on fixture text (good and malformed), and the
  * sampler on a fake /proc and /sys tree. */
 #include "adf_test.h"
+#include <malloc.h>
 #include <apr_general.h>
 #include <apr_strings.h>
 #include <stdio.h>
@@ -8,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "../../adf_load.h"
+#include "../../adf_sampler.h"
 
 static const char proc_stat[] =
     "cpu  200 0 100 700 0 0 0 0 0 0\n"
@@ -161,6 +162,19 @@ END_TEST
 /* ---- the sampler on a fake tree ------------------------------------------ */
 
 static char root[64];
+static adf_delta_t prev;
+
+/* The reading as the controller combines it (busy + pressure), -1 when
+ * there is no value yet, -2 when the source could not be read. */
+static double rd(adf_sampler_t *s, apr_time_t now)
+{
+    adf_load_sample_t ls;
+
+    if (adf_sampler_read(s, now, &prev, &ls)) {
+        return -2;
+    }
+    return ls.busy < 0 ? -1 : ls.busy + (ls.pressure > 0 ? ls.pressure : 0);
+}
 
 static void put(const char *rel, const char *text)
 {
@@ -182,6 +196,7 @@ static void put(const char *rel, const char *text)
 
 static void make_root(void)
 {
+    memset(&prev, 0, sizeof(prev));
     strcpy(root, "/tmp/adf-load-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(root));
     put("/proc/self/status", "Name:\tx\nCpus_allowed_list:\t1\n");
@@ -197,14 +212,15 @@ START_TEST(sampler_cpus)
     put("/proc/stat", "cpu0 0 0 0 1000 0 0 0 0\ncpu1 0 0 0 1000 0 0 0 0\n");
     s = adf_sampler_create(pool, ADF_SRC_CPUS, NULL, root, &warn);
     ck_assert_ptr_null(warn);
-    ck_assert_double_eq(adf_sampler_read(s, 0), -1);   /* first: no delta */
+    ck_assert_double_eq(rd(s, 0), -1);   /* first: no delta */
     /* cpu1 (the only allowed CPU) busy 75 of 100; cpu0 fully busy */
     put("/proc/stat", "cpu0 100 0 0 1000 0 0 0 0\ncpu1 50 0 20 1025 0 0 0 5\n");
-    ck_assert_double_eq_tol(adf_sampler_read(s, 0), 75.0, 0.01);
+    ck_assert_double_eq_tol(rd(s, 0), 75.0, 0.01);
     put("/proc/stat", "cpu1 50 0 20 1125 0 0 0 5\n");
-    ck_assert_double_eq_tol(adf_sampler_read(s, 0), 0.0, 0.01);
+    ck_assert_double_eq_tol(rd(s, 0), 0.0, 0.01);
     put("/proc/stat", "garbage\n");
-    ck_assert_double_eq(adf_sampler_read(s, 0), -1);
+    ck_assert_double_eq(rd(s, 0), -2);
+    ck_assert_ptr_nonnull(strstr(adf_sampler_error(s), "expected format"));
 }
 END_TEST
 
@@ -222,13 +238,13 @@ START_TEST(sampler_cgroup_v2_quota)
     s = adf_sampler_create(pool, ADF_SRC_AUTO, NULL, root, &warn);
     ck_assert_ptr_null(warn);
     ck_assert_ptr_nonnull(strstr(adf_sampler_describe(s), "cgroup"));
-    ck_assert_double_eq(adf_sampler_read(s, apr_time_from_sec(10)), -1);
+    ck_assert_double_eq(rd(s, apr_time_from_sec(10)), -1);
     /* 0.5 CPU-seconds used in 1 s under a 0.5 CPU quota: 100 % */
     put("/sys/fs/cgroup/web/cpu.stat", "usage_usec 1500000\n");
-    ck_assert_double_eq_tol(adf_sampler_read(s, apr_time_from_sec(11)),
+    ck_assert_double_eq_tol(rd(s, apr_time_from_sec(11)),
                             100.0, 0.01);
     put("/sys/fs/cgroup/web/cpu.stat", "usage_usec 1625000\n");
-    ck_assert_double_eq_tol(adf_sampler_read(s, apr_time_from_sec(12)),
+    ck_assert_double_eq_tol(rd(s, apr_time_from_sec(12)),
                             25.0, 0.01);
 }
 END_TEST
@@ -247,10 +263,10 @@ START_TEST(sampler_cgroup_v1_and_psi)
     s = adf_sampler_create(pool, ADF_SRC_AUTO, NULL, root, &warn);
     ck_assert_ptr_null(warn);
     ck_assert_ptr_nonnull(strstr(adf_sampler_describe(s), "psi"));
-    adf_sampler_read(s, apr_time_from_sec(1));
+    rd(s, apr_time_from_sec(1));
     /* 1 CPU-second (ns) in 1 s of a 2-CPU quota: 50 %, plus 10 % PSI */
     put("/sys/fs/cgroup/cpu,cpuacct/c1/cpuacct.usage", "1000000000\n");
-    ck_assert_double_eq_tol(adf_sampler_read(s, apr_time_from_sec(2)),
+    ck_assert_double_eq_tol(rd(s, apr_time_from_sec(2)),
                             60.0, 0.01);
 }
 END_TEST
@@ -265,20 +281,50 @@ START_TEST(sampler_file_and_missing)
     snprintf(path, sizeof(path), "%s/load", root);
     s = adf_sampler_create(pool, ADF_SRC_FILE, path, root, &warn);
     ck_assert_ptr_nonnull(warn);                /* not there yet */
-    ck_assert_double_eq(adf_sampler_read(s, 0), -1);
+    ck_assert_double_eq(rd(s, 0), -2);
+    ck_assert_ptr_nonnull(strstr(adf_sampler_error(s),
+                                 "No such file or directory"));
+    ck_assert_ptr_nonnull(adf_sampler_probe(s, pool));
     put("/load", "33\n");
-    ck_assert_double_eq(adf_sampler_read(s, 0), 33);
+    ck_assert_ptr_null(adf_sampler_probe(s, pool));
+    ck_assert_double_eq(rd(s, 0), 33);
     put("/load", "bogus\n");
-    ck_assert_double_eq(adf_sampler_read(s, 0), -1);
+    ck_assert_double_eq(rd(s, 0), -2);
 
     /* psi without any pressure file: a warning, no crash, no reading */
     s = adf_sampler_create(pool, ADF_SRC_PSI, NULL, root, &warn);
     ck_assert_ptr_nonnull(warn);
-    ck_assert_double_eq(adf_sampler_read(s, 0), -1);
+    ck_assert_double_eq(rd(s, 0), -2);
     /* cpus without /proc/stat */
     s = adf_sampler_create(pool, ADF_SRC_CPUS, NULL, root, &warn);
     ck_assert_ptr_nonnull(warn);
-    ck_assert_double_eq(adf_sampler_read(s, 0), -1);
+    ck_assert_double_eq(rd(s, 0), -2);
+    ck_assert_ptr_nonnull(adf_sampler_probe(s, pool));
+}
+END_TEST
+
+/* Months of samples: a reading allocates nothing (it used to rebuild its
+ * path from the configuration pool on every tick). */
+START_TEST(sampler_allocates_nothing)
+{
+    adf_sampler_t *s;
+    const char *warn;
+    struct mallinfo2 before, after;
+    int i;
+
+    make_root();
+    put("/proc/self/cgroup", "0::/\n");
+    put("/proc/stat", "cpu1 50 0 20 1125 0 0 0 5\n");
+    s = adf_sampler_create(pool, ADF_SRC_CPUS, NULL, root, &warn);
+    rd(s, 0);
+    before = mallinfo2();
+    for (i = 0; i < 300000; i++) {
+        rd(s, 0);
+    }
+    after = mallinfo2();
+    ck_assert_msg(after.uordblks < before.uordblks + 16384,
+                  "%zu bytes more after 300,000 readings",
+                  after.uordblks - before.uordblks);
 }
 END_TEST
 
@@ -287,6 +333,8 @@ int main(void)
     Suite *s = suite_create("load");
     TCase *tc = adf_test_case(s, "parsers");
     TCase *ts = adf_test_case(s, "sampler");
+
+    tcase_set_timeout(ts, 60);
 
     tcase_add_test(tc, cpuset);
     tcase_add_test(tc, proc_stat_lines);
@@ -298,5 +346,6 @@ int main(void)
     tcase_add_test(ts, sampler_cgroup_v2_quota);
     tcase_add_test(ts, sampler_cgroup_v1_and_psi);
     tcase_add_test(ts, sampler_file_and_missing);
+    tcase_add_test(ts, sampler_allocates_nothing);
     return adf_test_run(s);
 }

@@ -1,0 +1,208 @@
+# The load signal survives child churn (children retire every 40
+# connections here, and the one that samples is killed), goes stale
+# visibly and safely when its source cannot be read, and the controller
+# and counters survive a graceful restart but not a full one.
+use strict;
+use warnings FATAL => 'all';
+use lib 't/lib';
+use Apache::Test;
+use Apache::TestUtil;
+use File::Temp qw(tempdir);
+use IO::Socket::INET;
+use JSON::PP ();
+use LWP::UserAgent ();
+use Time::HiRes qw(sleep time);
+use ADFTest;
+
+plan tests => 27;
+
+my $page = slurp(docroot() . '/index.html');
+
+sub stats {
+    JSON::PP::decode_json(fetch('/adf-status?json')->content);
+}
+
+my $probes = 0;
+sub probe {
+    my $tag = 'sig=' . ++$probes;
+    my $r = fetch("/index.html?$tag", 'Accept-Encoding' => 'gzip');
+    return ($r, note_for(qr{^GET /index.html\?$tag }));
+}
+
+my $iv = stats()->{load}{interval_ms};
+
+# Probes go over one kept-alive connection: opening one per look would
+# itself retire children every 40 looks and measure the MPM's spawning.
+my $ka = LWP::UserAgent->new(keep_alive => 1);
+my $base = 'http://' . Apache::Test::vars('servername') . ':'
+           . Apache::Test::vars('port');
+sub load_now {
+    for (1 .. 10) {
+        # the child behind the connection may just have been killed
+        my $r = $ka->get("$base/adf-status?json");
+        return JSON::PP::decode_json($r->content)->{load} if $r->is_success;
+    }
+    die 'no status';
+}
+
+# ---- a spike, then idle, and the sampling child killed meanwhile ------------
+# The signal must follow both ways within a few intervals, every time,
+# whichever child is left to sample.
+sub compressed {
+    defined $ka->get("$base/index.html", 'Accept-Encoding' => 'gzip')
+        ->header('Content-Encoding');
+}
+sub until_ms {
+    my ($want) = @_;
+    my $t0 = time;
+    while (time - $t0 < 5) {
+        return (time - $t0) * 1000 if !compressed() == !$want;
+    }
+    return undef;
+}
+sub spike {
+    my ($kill) = @_;
+    set_load(97);
+    return undef unless defined until_ms(0);
+    my $pid = load_now()->{sampler_pid};
+    if ($kill) {
+        kill('KILL', $pid) or return undef;
+    }
+    set_load(5);
+    return until_ms(1);
+}
+my @ms = map { spike(0) } 1 .. 3;
+ok t_cmp((grep { defined } @ms) == 3 ? 1 : 0, 1,
+         'compression paused on every spike and resumed after it');
+my ($worst) = sort { $b <=> $a } map { $_ // 1e9 } @ms;
+printf "# resumed within %.0f ms at worst (interval %d ms)\n", $worst, $iv;
+# Below the limit's ON mark on the next sample, compressing at once.
+ok $worst <= 3 * $iv;
+# Again, killing the child that sampled the spike each time: the time then
+# includes waiting for the MPM to replace it (up to its maintenance second).
+@ms = map { spike(1) } 1 .. 3;
+ok t_cmp((grep { defined } @ms) == 3 ? 1 : 0, 1,
+         'and with the sampling child killed at every spike');
+printf "# with kills: %s ms\n", join(' ', map { sprintf '%.0f', $_ // -1 } @ms);
+
+# ---- kill -9 the child that samples: another one takes over ------------------
+my $pid = stats()->{load}{sampler_pid};
+ok t_cmp(($pid > 0) ? 1 : 0, 1, "a child samples (pid $pid)");
+ok t_cmp((kill('KILL', $pid)) ? 1 : 0, 1, 'killed it');
+my ($max_age, $new_pid, @ages) = (0, 0);
+my $end = time + 20 * $iv / 1000;
+while (time < $end) {
+    my $l = load_now();
+    push @ages, $l->{age_ms};
+    $max_age = $l->{age_ms} if $l->{age_ms} > $max_age;
+    $new_pid = $l->{sampler_pid};
+    sleep $iv / 4000;
+}
+print "# oldest sample seen: $max_age ms (@ages)\n";
+ok t_cmp(($max_age <= 2 * $iv) ? 1 : 0, 1, 'the signal never got older than two intervals');
+ok t_cmp(($new_pid != $pid && $new_pid > 0) ? 1 : 0, 1, "another child samples ($new_pid)");
+
+# ---- the source cannot be read: lowest level, said once, then back ----------
+my $lost_before = () = slurp(serverroot() . '/logs/error_log') =~ /ADF00013/g;
+chmod 0000, load_file();
+ok t_cmp((wait_for(sub { stats()->{load}{stale} }, 5)) ? 1 : 0, 1, 'stale after two intervals');
+my ($r, $n) = probe();
+ok t_cmp("$n->{coding} $n->{level} $n->{reason}", 'gzip 1 no-signal',
+         'fail-safe: the lowest level, never "paused"');
+ok t_cmp(decode_body($r), $page);
+my $l = stats()->{load};
+ok t_cmp($l->{signal_error}, qr/Permission denied/, 'the status says why');
+ok !$l->{limited};
+sleep 5 * $iv / 1000;
+my $log = slurp(serverroot() . '/logs/error_log');
+my $lost = () = $log =~ /ADF00013/g;
+ok t_cmp($lost - $lost_before, 1, 'the loss is logged once');
+ok t_cmp($log, qr/ADF00014: the load signal is \d+ ms old/, 'and the age');
+chmod 0644, load_file();
+ok t_cmp((wait_for(sub { !stats()->{load}{stale} }, 5)) ? 1 : 0, 1, 'fresh again');
+ok t_cmp(slurp(serverroot() . '/logs/error_log'),
+         qr/ADF00015: load signal back/, 'back, logged');
+ok !defined stats()->{load}{signal_error};
+
+# ---- graceful restart keeps the state, a full restart clears it -----------------
+set_load(97);
+wait_for(sub { stats()->{load}{limited} }, 5);
+my $before = stats();
+my $parent = slurp(serverroot() . '/logs/httpd.pid') + 0;
+sub restart {
+    my ($sig) = @_;
+    my $resumed = () = slurp(serverroot() . '/logs/error_log')
+                       =~ /resuming normal operations/g;
+    kill $sig, $parent or die "kill $sig $parent: $!";
+    wait_for(sub {
+        my $n = () = slurp(serverroot() . '/logs/error_log')
+                     =~ /resuming normal operations/g;
+        $n > $resumed && eval { stats(); 1 };
+    }, 20) or die "no restart";
+}
+restart('USR1');
+my $after = stats();
+ok t_cmp($after->{responses} >= $before->{responses} ? 1 : 0, 1,
+   "graceful: counters kept ($before->{responses} -> $after->{responses})");
+ok t_cmp(($after->{uptime} >= $before->{uptime}) ? 1 : 0, 1, 'graceful: same start');
+ok t_cmp(($after->{load}{limited}) ? 1 : 0, 1, 'graceful: still limited, not back to maximum');
+ok t_cmp($after->{load}{effort}, $before->{load}{effort},
+         'graceful: the same effort');
+ok t_cmp(($after->{load}{samples} >= $before->{load}{samples}) ? 1 : 0, 1, 'history kept');
+restart('HUP');
+my $fresh = stats();
+ok t_cmp($fresh->{responses} < $before->{responses} ? 1 : 0, 1,
+   "full restart: counters cleared ($fresh->{responses})");
+ok $fresh->{uptime} < $before->{uptime} || $before->{uptime} == 0;
+set_load(5);
+ok t_cmp((wait_for(sub { (probe())[1]{coding} eq 'gzip' }, 10)) ? 1 : 0, 1, 'compressing again');
+
+# ---- a source the children cannot read, detected at start ------------------------
+my $dir = tempdir(CLEANUP => 1);
+chmod 0755, $dir;
+my $load = "$dir/load";
+spew($load, "97\n");
+chmod($> == 0 ? 0600 : 0000, $load);
+my $port = Apache::Test::vars('port') + 50;
+my $moddir = `apxs -q LIBEXECDIR`;
+chomp $moddir;
+mkdir "$dir/htdocs";
+spew("$dir/htdocs/page.html", $page);
+chmod 0755, "$dir/htdocs";
+chmod 0644, "$dir/htdocs/page.html";
+my $user = $> == 0 ? "User nobody\nGroup nogroup\n" : '';
+spew("$dir/httpd.conf", <<"CONF");
+ServerRoot "$dir"
+ServerName 127.0.0.1
+Listen 127.0.0.1:$port
+PidFile "$dir/httpd.pid"
+ErrorLog "$dir/error_log"
+LogLevel warn
+$user
+LoadModule mpm_prefork_module $moddir/mod_mpm_prefork.so
+LoadModule authz_core_module $moddir/mod_authz_core.so
+LoadModule mime_module $moddir/mod_mime.so
+LoadModule adaptive_deflate_module $ENV{ADF_MODULE}
+TypesConfig /etc/mime.types
+DocumentRoot "$dir/htdocs"
+<Directory "$dir/htdocs">
+    Require all granted
+</Directory>
+AdaptiveDeflate On
+AdaptiveDeflateLoadSource file:$load
+AdaptiveDeflateLoadInterval 100ms
+CONF
+my $httpd = $ENV{ADF_HTTPD} || '/usr/sbin/apache2';
+system($httpd, '-d', $dir, '-f', "$dir/httpd.conf", '-k', 'start') == 0
+    or die 'second server';
+wait_for(sub { IO::Socket::INET->new("127.0.0.1:$port") }, 10);
+sleep 0.5;
+my $ua = Apache::TestRequest::user_agent();
+$r = $ua->get("http://127.0.0.1:$port/page.html", 'Accept-Encoding' => 'gzip');
+ok t_cmp(slurp("$dir/error_log"),
+         qr/ADF00012: AdaptiveDeflateLoadSource: file \Q$load\E cannot be read by the user the children run as/,
+         'an unreadable source is an error at start, naming it');
+ok t_cmp(gzip_xfl($r->content), 4,
+         'and responses use the lowest level, not the maximum');
+system($httpd, '-d', $dir, '-f', "$dir/httpd.conf", '-k', 'stop');
+sleep 0.5;
