@@ -1,24 +1,70 @@
-/* Codec registry and the stream life cycle shared by every codec. */
+/* The registry of codings and the stream life cycle every codec shares. */
 #include "config.h"
-#include "adf_codec.h"
+#include "adf_codec_impl.h"
+
+#include <string.h>
+#include <strings.h>
 
 #define ADF_DEFAULT_BUFSIZE 8000
 /* zlib needs more than 6 bytes of room per call while flushing, or it
  * writes a new flush marker every call and never finishes. */
 #define ADF_MIN_BUFSIZE 64
 
-const adf_codec_t *adf_codec_get(adf_coding_e coding)
-{
-    switch (coding) {
-    case ADF_GZIP:
-        return &adf_codec_gzip;
+static const adf_coding_t *const registry[ADF_NCODINGS] = {
+    NULL,
+    &adf_coding_gzip,
 #ifdef ADF_HAVE_BROTLI
-    case ADF_BR:
-        return &adf_codec_brotli;
+    &adf_coding_brotli,
+#else
+    NULL,
 #endif
-    default:
-        return NULL;
+};
+
+const adf_coding_t *adf_coding(adf_coding_e c)
+{
+    return (unsigned)c < ADF_NCODINGS ? registry[c] : NULL;
+}
+
+static int token_eq(const char *name, const char *tok, apr_size_t len)
+{
+    return name && strlen(name) == len && !strncasecmp(name, tok, len);
+}
+
+const adf_coding_t *adf_coding_by_token(const char *token, apr_size_t len)
+{
+    int c;
+
+    for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
+        const adf_coding_t *d = registry[c];
+        if (d && (token_eq(d->token, token, len)
+                  || token_eq(d->alias, token, len))) {
+            return d;
+        }
     }
+    return NULL;
+}
+
+const adf_coding_t *adf_coding_by_ext(const char *path, apr_size_t len)
+{
+    int c;
+
+    for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
+        const adf_coding_t *d = registry[c];
+        apr_size_t el;
+
+        if (d && len > (el = strlen(d->ext))
+            && !strcmp(path + len - el, d->ext)) {
+            return d;
+        }
+    }
+    return NULL;
+}
+
+const char *adf_coding_name(adf_coding_e c)
+{
+    const adf_coding_t *d = adf_coding(c);
+
+    return d ? d->token : NULL;
 }
 
 static apr_status_t stream_cleanup(void *data)
@@ -26,7 +72,7 @@ static apr_status_t stream_cleanup(void *data)
     adf_stream_t *s = data;
 
     if (s->state) {
-        s->codec->free(s);
+        s->coding->codec->free(s);
         s->state = NULL;
     }
     return APR_SUCCESS;
@@ -37,18 +83,18 @@ apr_status_t adf_stream_open(adf_stream_t **sp, apr_pool_t *p,
                              apr_off_t size_hint, apr_size_t bufsize,
                              adf_sink_fn *sink, void *baton)
 {
-    const adf_codec_t *codec = adf_codec_get(coding);
+    const adf_coding_t *d = adf_coding(coding);
     adf_stream_t *s;
     apr_status_t rv;
 
-    if (!codec) {
+    if (!d) {
         return APR_ENOTIMPL;
     }
-    if (level < codec->min_level || level > codec->max_level) {
+    if (level < d->min_level || level > d->max_level) {
         return APR_EINVAL;
     }
     s = apr_pcalloc(p, sizeof(*s));
-    s->codec = codec;
+    s->coding = d;
     s->pool = p;
     s->sink = sink;
     s->baton = baton;
@@ -56,7 +102,7 @@ apr_status_t adf_stream_open(adf_stream_t **sp, apr_pool_t *p,
     s->bufsize = !bufsize ? ADF_DEFAULT_BUFSIZE
                : bufsize < ADF_MIN_BUFSIZE ? ADF_MIN_BUFSIZE : bufsize;
     s->buf = apr_palloc(p, s->bufsize);
-    if ((rv = codec->open(s, level, size_hint)) != APR_SUCCESS) {
+    if ((rv = d->codec->open(s, level, size_hint)) != APR_SUCCESS) {
         return rv;
     }
     apr_pool_cleanup_register(p, s, stream_cleanup, apr_pool_cleanup_null);
@@ -74,18 +120,18 @@ apr_status_t adf_stream_write(adf_stream_t *s, const char *data,
     if (op == ADF_OP_FINISH) {
         s->finished = 1;
     }
-    return s->codec->write(s, data, len, op);
+    return s->coding->codec->write(s, data, len, op);
 }
 
 apr_status_t adf_stream_pad(adf_stream_t *s, apr_size_t n)
 {
-    if (!s->codec->pad) {
+    if (!s->coding->codec->pad) {
         return APR_ENOTIMPL;
     }
     if (s->bytes_in || s->bytes_out || s->finished) {
         return APR_EINVAL;
     }
-    return s->codec->pad(s, n);
+    return s->coding->codec->pad(s, n);
 }
 
 void adf_stream_close(adf_stream_t *s)
@@ -100,4 +146,24 @@ apr_status_t adf_stream_emit(adf_stream_t *s, apr_size_t n)
     }
     s->bytes_out += n;
     return s->sink(s->baton, (const char *)s->buf, n);
+}
+
+apr_off_t adf_stream_bytes_in(const adf_stream_t *s)
+{
+    return s->bytes_in;
+}
+
+apr_off_t adf_stream_bytes_out(const adf_stream_t *s)
+{
+    return s->bytes_out;
+}
+
+adf_coding_e adf_stream_coding(const adf_stream_t *s)
+{
+    return s->coding->id;
+}
+
+int adf_stream_level(const adf_stream_t *s)
+{
+    return s->level;
 }

@@ -1,14 +1,13 @@
-/* The codec interface: one small vtable per coding.  Pure: no httpd.
- *
- * A stream compresses what it is given and hands finished output to a sink
- * in chunks of at most the buffer size given at open; the caller decides
- * what a chunk becomes (a bucket, a file write, a test buffer).
+/* Streams: compress with a coding at a level, handing finished output to
+ * a sink in chunks of at most the buffer size given at open; the caller
+ * decides what a chunk becomes (a bucket, a file write, a test buffer).
+ * The stream is opaque; codecs implement adf_codec_impl.h.  Pure.
  */
 #ifndef ADF_CODEC_H
 #define ADF_CODEC_H
 
 #include <apr_pools.h>
-#include "adf_negotiate.h"
+#include "adf_coding.h"
 
 typedef enum {
     ADF_OP_WRITE,       /* compress, emit what is ready */
@@ -21,40 +20,11 @@ typedef apr_status_t adf_sink_fn(void *baton, const char *data,
 
 typedef struct adf_stream_t adf_stream_t;
 
-typedef struct {
-    adf_coding_e coding;
-    int min_level, max_level;
-    /* Set up the coder's state in s->state, sized for size_hint bytes of
-     * input (-1 when unknown).  Returns APR_ENOMEM or APR_EGENERAL. */
-    apr_status_t (*open)(adf_stream_t *s, int level, apr_off_t size_hint);
-    apr_status_t (*write)(adf_stream_t *s, const char *data, apr_size_t len,
-                          adf_op_e op);
-    void (*free)(adf_stream_t *s);
-    /* Add n bytes of padding to the stream's header (NULL: no header to
-     * pad).  Called before the first write. */
-    apr_status_t (*pad)(adf_stream_t *s, apr_size_t n);
-} adf_codec_t;
-
-struct adf_stream_t {
-    const adf_codec_t *codec;
-    void *state;
-    apr_pool_t *pool;
-    adf_sink_fn *sink;
-    void *baton;
-    unsigned char *buf;
-    apr_size_t bufsize;
-    apr_off_t bytes_in;
-    apr_off_t bytes_out;
-    int level;
-    int finished;
-};
-
-/* The codec for a coding, or NULL when this build lacks it. */
-const adf_codec_t *adf_codec_get(adf_coding_e coding);
-
 /* Open a stream; its state is freed by adf_stream_close or, failing
- * that, when pool p is cleared.  bufsize is the largest chunk the sink
- * will be handed (0: a default of 8000 bytes; at least 64). */
+ * that, when pool p is cleared.  size_hint is the input's length when
+ * known (-1: unknown).  bufsize is the largest chunk the sink will be
+ * handed (0: a default of 8000 bytes; at least 64).  APR_ENOTIMPL for a
+ * coding this build lacks, APR_EINVAL for a level outside its range. */
 apr_status_t adf_stream_open(adf_stream_t **s, apr_pool_t *p,
                              adf_coding_e coding, int level,
                              apr_off_t size_hint, apr_size_t bufsize,
@@ -70,12 +40,9 @@ apr_status_t adf_stream_pad(adf_stream_t *s, apr_size_t n);
 /* Release the coder's memory now rather than at pool cleanup. */
 void adf_stream_close(adf_stream_t *s);
 
-/* Hand n bytes of s->buf to the sink (for codec implementations). */
-apr_status_t adf_stream_emit(adf_stream_t *s, apr_size_t n);
-
-extern const adf_codec_t adf_codec_gzip;
-#ifdef ADF_HAVE_BROTLI
-extern const adf_codec_t adf_codec_brotli;
-#endif
+apr_off_t adf_stream_bytes_in(const adf_stream_t *s);
+apr_off_t adf_stream_bytes_out(const adf_stream_t *s);
+adf_coding_e adf_stream_coding(const adf_stream_t *s);
+int adf_stream_level(const adf_stream_t *s);
 
 #endif /* ADF_CODEC_H */

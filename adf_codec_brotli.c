@@ -1,6 +1,6 @@
 /* brotli through libbrotlienc. */
 #include "config.h"
-#include "adf_codec.h"
+#include "adf_codec_impl.h"
 
 #ifdef ADF_HAVE_BROTLI
 #include <brotli/encode.h>
@@ -66,7 +66,15 @@ static void brotli_free(adf_stream_t *s)
     BrotliEncoderDestroyInstance(s->state);
 }
 
-const adf_codec_t adf_codec_brotli = {
-    ADF_BR, 0, 11, brotli_open, brotli_write, brotli_free, NULL
+static const adf_codec_t brotli_codec = {
+    brotli_open, brotli_write, brotli_free, NULL
+};
+
+const adf_coding_t adf_coding_brotli = {
+    ADF_BR, "br", NULL, ".br", "-br", "quality",
+    0, 11,      /* libbrotlienc's qualities */
+    1, 6,       /* above 6 the cost climbs steeply for little gain */
+    11,         /* siblings and the cache */
+    &brotli_codec
 };
 #endif /* ADF_HAVE_BROTLI */

@@ -1,6 +1,6 @@
 /* gzip through zlib: zlib writes the gzip header and trailer itself. */
 #include "config.h"
-#include "adf_codec.h"
+#include "adf_codec_impl.h"
 
 #include <zlib.h>
 
@@ -100,6 +100,14 @@ static apr_status_t gzip_pad(adf_stream_t *s, apr_size_t n)
     return deflateSetHeader(s->state, h) == Z_OK ? APR_SUCCESS : APR_EGENERAL;
 }
 
-const adf_codec_t adf_codec_gzip = {
-    ADF_GZIP, 1, 9, gzip_open, gzip_write, gzip_free, gzip_pad
+static const adf_codec_t gzip_codec = {
+    gzip_open, gzip_write, gzip_free, gzip_pad
+};
+
+const adf_coding_t adf_coding_gzip = {
+    ADF_GZIP, "gzip", "x-gzip", ".gz", "-gzip", "level",
+    1, 9,       /* zlib's levels */
+    1, 9,       /* the controller's default range */
+    9,          /* siblings and the cache */
+    &gzip_codec
 };

@@ -6,7 +6,7 @@
  */
 #include "adf_config.h"
 #include "adf_parse.h"
-#include "adf_codec.h"
+#include "adf_coding.h"
 
 #include <apr_strings.h>
 #include <string.h>
@@ -32,21 +32,24 @@ static const adf_size_cap_t default_caps[] = {
     { ADF_SIZE_ANY, 4 },
 };
 
-static const adf_coding_e default_prefs[] = {
-#ifdef ADF_HAVE_BROTLI
-    ADF_BR,
-#endif
-    ADF_GZIP
-};
-
-static const int default_level_min[ADF_NCODINGS] = {
-    0, ADF_DEFAULT_GZIP_MIN, ADF_DEFAULT_BR_MIN
-};
-static const int default_level_max[ADF_NCODINGS] = {
-    0, ADF_DEFAULT_GZIP_MAX, ADF_DEFAULT_BR_MAX
-};
+/* Server preference on q-value ties, before the operator says. */
+static const adf_coding_e preference[] = { ADF_BR, ADF_GZIP };
 
 static apr_array_header_t *default_types_arr;
+
+/* The preference list filtered by what this build has; from the
+ * registry, which is there before any directive is read. */
+static int default_prefs(adf_coding_e *prefs)
+{
+    int i, n = 0;
+
+    for (i = 0; i < (int)(sizeof(preference) / sizeof(preference[0])); i++) {
+        if (adf_coding(preference[i])) {
+            prefs[n++] = preference[i];
+        }
+    }
+    return n;
+}
 
 /* ---- records and merges ------------------------------------------------- */
 
@@ -75,8 +78,10 @@ void *adf_merge_srv_conf(apr_pool_t *p, void *basev, void *addv)
                                                   : base->load_path;
     sc->load_interval = MERGE(load_interval);
     sc->cpu_target = MERGE(cpu_target);
+    sc->target_at = MERGE_PTR(target_at);
     sc->cpu_off = MERGE(cpu_off);
     sc->cpu_on = MERGE(cpu_on);
+    sc->limit_at = MERGE_PTR(limit_at);
     return sc;
 }
 
@@ -175,10 +180,12 @@ void adf_conf_policy(const adf_dir_conf_t *dc, adf_policy_conf_t *pc)
     int i;
 
     for (i = 0; i < ADF_NCODINGS; i++) {
-        pc->level_min[i] = dc->level_min[i] != ADF_UNSET
-                           ? dc->level_min[i] : default_level_min[i];
-        pc->level_max[i] = dc->level_max[i] != ADF_UNSET
-                           ? dc->level_max[i] : default_level_max[i];
+        const adf_coding_t *d = adf_coding((adf_coding_e)i);
+
+        pc->level_min[i] = dc->level_min[i] != ADF_UNSET ? dc->level_min[i]
+                           : d ? d->default_min : 0;
+        pc->level_max[i] = dc->level_max[i] != ADF_UNSET ? dc->level_max[i]
+                           : d ? d->default_max : 0;
     }
     pc->min_length = dc->min_length != ADF_UNSET ? dc->min_length
                                                  : ADF_DEFAULT_MIN_LENGTH;
@@ -195,8 +202,7 @@ void adf_conf_policy(const adf_dir_conf_t *dc, adf_policy_conf_t *pc)
         memcpy(pc->prefs, dc->prefs, sizeof(pc->prefs));
     }
     else {
-        pc->nprefs = sizeof(default_prefs) / sizeof(default_prefs[0]);
-        memcpy(pc->prefs, default_prefs, sizeof(default_prefs));
+        pc->nprefs = default_prefs(pc->prefs);
     }
     if (adf_conf_length_hiding(dc) > 0) {
         /* Only gzip has a header field to pad. */
@@ -227,6 +233,28 @@ adf_source_e adf_conf_source(const adf_srv_conf_t *sc, const char **path)
                                         : ADF_SRC_AUTO;
 }
 
+int adf_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                     server_rec *s)
+{
+    const adf_srv_conf_t *sc = ap_get_module_config(s->module_config,
+                                                    &adaptive_deflate_module);
+    adf_control_conf_t cc;
+
+    adf_conf_control(sc, &cc);
+    if (cc.target >= cc.limit_off) {
+        /* The controller would steer into the limit and flap in and out. */
+        ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_EMERG, 0, NULL,
+                     ADFLOGNO(00010) "AdaptiveDeflateCPUTarget %.0f (%s) must "
+                     "be below the OFF mark of AdaptiveDeflateCPULimit %.0f "
+                     "%.0f (%s)", cc.target,
+                     sc->target_at ? sc->target_at : "the default",
+                     cc.limit_off, cc.limit_on,
+                     sc->limit_at ? sc->limit_at : "the default");
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    return OK;
+}
+
 /* ---- directive handlers ------------------------------------------------- */
 
 static const char *fail(cmd_parms *cmd, const char *err)
@@ -234,19 +262,17 @@ static const char *fail(cmd_parms *cmd, const char *err)
     return apr_psprintf(cmd->pool, "%s: %s", cmd->cmd->name, err);
 }
 
+/* "file:line" of the directive being read, for later checks. */
+static const char *where(cmd_parms *cmd)
+{
+    return apr_psprintf(cmd->pool, "%s:%d", cmd->directive->filename,
+                        cmd->directive->line_num);
+}
+
 /* The controller is one per server: its settings live in the main server. */
 static const char *global_only(cmd_parms *cmd)
 {
     return ap_check_cmd_context(cmd, GLOBAL_ONLY);
-}
-
-static const char *set_flag(cmd_parms *cmd, void *cfg, int on)
-{
-    adf_dir_conf_t *dc = cfg;
-    int *field = (int *)((char *)dc + (apr_size_t)cmd->info);
-
-    *field = on;
-    return NULL;
 }
 
 static const char *set_types(cmd_parms *cmd, void *cfg, int argc,
@@ -276,17 +302,17 @@ static const char *set_levels(cmd_parms *cmd, void *cfg, const char *lo,
 {
     adf_dir_conf_t *dc = cfg;
     adf_coding_e c = (adf_coding_e)(apr_size_t)cmd->info;
-    const adf_codec_t *codec = adf_codec_get(c);
+    const adf_coding_t *d = adf_coding(c);
     long min, max;
     const char *err;
 
-    if (!codec) {
-        return fail(cmd, "this build has no brotli support");
+    if (!d) {
+        return fail(cmd, "this build has no support for this coding");
     }
-    if ((err = adf_parse_long(cmd->pool, lo, codec->min_level,
-                              codec->max_level, &min))
-        || (err = adf_parse_long(cmd->pool, hi, codec->min_level,
-                                 codec->max_level, &max))) {
+    if ((err = adf_parse_long(cmd->pool, lo, d->min_level, d->max_level,
+                              &min))
+        || (err = adf_parse_long(cmd->pool, hi, d->min_level, d->max_level,
+                                 &max))) {
         return fail(cmd, err);
     }
     if (min > max) {
@@ -337,33 +363,46 @@ static const char *set_caps(cmd_parms *cmd, void *cfg, int argc,
     return NULL;
 }
 
+/* "br gzip": the codings this build has, for messages. */
+static const char *built_codings(apr_pool_t *p)
+{
+    adf_coding_e prefs[ADF_MAX_PREFS];
+    const char *list = "";
+    int i, n = default_prefs(prefs);
+
+    for (i = 0; i < n; i++) {
+        list = apr_pstrcat(p, list, i ? " " : "", adf_coding_name(prefs[i]),
+                           NULL);
+    }
+    return list;
+}
+
 static const char *set_encodings(cmd_parms *cmd, void *cfg, int argc,
                                  char *const argv[])
 {
     adf_dir_conf_t *dc = cfg;
+    adf_coding_e built[ADF_MAX_PREFS];
     int i, j;
 
-    if (argc < 1 || argc > ADF_MAX_PREFS) {
-        return fail(cmd, "takes one or two of: br gzip");
+    if (argc < 1 || argc > default_prefs(built)) {
+        return fail(cmd, apr_pstrcat(cmd->pool, "takes one or more of: ",
+                                     built_codings(cmd->pool), NULL));
     }
     for (i = 0; i < argc; i++) {
-        int c = adf_coding_from_name(argv[i]);
-        if (c < 0) {
+        const adf_coding_t *d = adf_coding_by_token(argv[i], strlen(argv[i]));
+
+        if (!d) {
             return fail(cmd, apr_psprintf(cmd->pool, "unknown coding '%s' "
-                                          "(br or gzip)", argv[i]));
+                                          "(this build has: %s)", argv[i],
+                                          built_codings(cmd->pool)));
         }
-#ifndef ADF_HAVE_BROTLI
-        if (c == ADF_BR) {
-            return fail(cmd, "this build has no brotli support");
-        }
-#endif
         for (j = 0; j < i; j++) {
-            if (dc->prefs[j] == (adf_coding_e)c) {
+            if (dc->prefs[j] == d->id) {
                 return fail(cmd, apr_psprintf(cmd->pool, "'%s' is listed "
                                               "twice", argv[i]));
             }
         }
-        dc->prefs[i] = (adf_coding_e)c;
+        dc->prefs[i] = d->id;
     }
     dc->nprefs = argc;
     return NULL;
@@ -462,6 +501,7 @@ static const char *set_target(cmd_parms *cmd, void *cfg, const char *arg)
     if (!err && (sc->cpu_target < 1 || sc->cpu_target > 99)) {
         return fail(cmd, "the target must be between 1 and 99");
     }
+    sc->target_at = where(cmd);
     return err;
 }
 
@@ -483,6 +523,7 @@ static const char *set_limit(cmd_parms *cmd, void *cfg, const char *off,
         return fail(cmd, apr_psprintf(cmd->pool, "ON (%d) must not be above "
                                       "OFF (%d)", sc->cpu_on, sc->cpu_off));
     }
+    sc->limit_at = where(cmd);
     return NULL;
 }
 
@@ -498,24 +539,28 @@ void adf_config_init(apr_pool_t *p)
     }
 }
 
+/* Per-response switches may be set in .htaccess (FileInfo); what sets how
+ * much CPU a response may cost (levels, size caps) may not: on shared
+ * hosting that is the server operator's call. */
 #define DIR_CTX (RSRC_CONF | ACCESS_CONF | OR_FILEINFO)
+#define COST_CTX (RSRC_CONF | ACCESS_CONF)
 #define FLAG_AT(field) ((void *)APR_OFFSETOF(adf_dir_conf_t, field))
 
 const command_rec adf_cmds[] = {
-    AP_INIT_FLAG("AdaptiveDeflate", set_flag, FLAG_AT(enabled), DIR_CTX,
+    AP_INIT_FLAG("AdaptiveDeflate", ap_set_flag_slot, FLAG_AT(enabled), DIR_CTX,
                  "On to compress responses of compressible types"),
     AP_INIT_TAKE_ARGV("AdaptiveDeflateTypes", set_types, NULL, DIR_CTX,
                       "media types to compress (replaces the default list)"),
     AP_INIT_TAKE2("AdaptiveDeflateGzipLevels", set_levels,
-                  (void *)(apr_size_t)ADF_GZIP, DIR_CTX,
+                  (void *)(apr_size_t)ADF_GZIP, COST_CTX,
                   "MIN MAX: the gzip levels (1-9) the controller moves in"),
     AP_INIT_TAKE2("AdaptiveDeflateBrotliQualities", set_levels,
-                  (void *)(apr_size_t)ADF_BR, DIR_CTX,
+                  (void *)(apr_size_t)ADF_BR, COST_CTX,
                   "MIN MAX: the brotli qualities (0-11) the controller "
                   "moves in"),
     AP_INIT_TAKE1("AdaptiveDeflateMinLength", set_min_length, NULL, DIR_CTX,
                   "bytes: shorter responses are sent as they are"),
-    AP_INIT_TAKE_ARGV("AdaptiveDeflateSizeLevels", set_caps, NULL, DIR_CTX,
+    AP_INIT_TAKE_ARGV("AdaptiveDeflateSizeLevels", set_caps, NULL, COST_CTX,
                       "SIZE:LEVEL ... caps the level by response size "
                       "('*' any size, 'unknown' no length), or 'none'"),
     AP_INIT_TAKE_ARGV("AdaptiveDeflateEncodings", set_encodings, NULL,
@@ -523,10 +568,10 @@ const command_rec adf_cmds[] = {
                       "(ties between equal q-values)"),
     AP_INIT_TAKE_ARGV("AdaptiveDeflateStatuses", set_statuses, NULL, DIR_CTX,
                       "status codes whose bodies may be compressed"),
-    AP_INIT_FLAG("AdaptiveDeflateProxied", set_flag, FLAG_AT(proxied),
+    AP_INIT_FLAG("AdaptiveDeflateProxied", ap_set_flag_slot, FLAG_AT(proxied),
                  DIR_CTX, "Off to leave requests that came through a proxy "
                  "(Via) uncompressed"),
-    AP_INIT_FLAG("AdaptiveDeflatePrecompressed", set_flag,
+    AP_INIT_FLAG("AdaptiveDeflatePrecompressed", ap_set_flag_slot,
                  FLAG_AT(precompressed), DIR_CTX,
                  "On to serve fresh .br/.gz siblings of static files"),
     AP_INIT_TAKE1("AdaptiveDeflateLengthHiding", set_length_hiding, NULL,

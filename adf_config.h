@@ -7,6 +7,7 @@
 #include "adf_load.h"
 #include "adf_policy.h"
 #include "adf_control.h"
+#include "adf_coding.h"
 
 #define ADF_UNSET (-1)
 
@@ -17,6 +18,7 @@ typedef struct {
     apr_interval_time_t load_interval;  /* unset: -1 */
     int cpu_target;
     int cpu_off, cpu_on;
+    const char *target_at, *limit_at;   /* "file:line", when set */
 } adf_srv_conf_t;
 
 /* Per-response settings: server, vhost, directory and .htaccess. */
@@ -41,10 +43,6 @@ typedef struct {
 #define ADF_DEFAULT_CPU_OFF       95
 #define ADF_DEFAULT_CPU_ON        85
 #define ADF_DEFAULT_MIN_LENGTH    256
-#define ADF_DEFAULT_GZIP_MIN      1
-#define ADF_DEFAULT_GZIP_MAX      9
-#define ADF_DEFAULT_BR_MIN        1
-#define ADF_DEFAULT_BR_MAX        6
 
 /* Build what the getters share; once, from post_config's pool. */
 void adf_config_init(apr_pool_t *p);
@@ -55,6 +53,11 @@ void *adf_create_dir_conf(apr_pool_t *p, char *dir);
 void *adf_merge_dir_conf(apr_pool_t *p, void *basev, void *addv);
 
 extern const command_rec adf_cmds[];
+
+/* check_config hook: settings that are only wrong together (the CPU
+ * target at or above the limit); fails startup naming both. */
+int adf_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                     server_rec *s);
 
 /* Effective values: configured, else the default. */
 int adf_conf_enabled(const adf_dir_conf_t *dc);

@@ -1,22 +1,27 @@
 /* The output filter.
  *
- * The first call decides, once, from everything known before the body:
- * either the filter removes itself (setting Vary when another request
- * could have been answered compressed), or it sets the headers of the
- * compressed representation and streams every later bucket through a
- * codec.  FLUSH becomes a sync flush that is passed on at once; EOS
- * finishes the stream and records the request notes.
+ * It sits at AP_FTYPE_CONTENT_SET + 1, like mod_deflate: after mod_headers'
+ * output fixup, so headers set there (Cache-Control: no-transform, a
+ * Content-Encoding) are seen.  The first call decides, once, from
+ * everything known before the body: either the filter removes itself
+ * (setting Vary when another request could have been answered
+ * compressed), or it sets the headers of the compressed representation
+ * and streams every later bucket through a codec.  FLUSH becomes a sync
+ * flush that is passed on at once; EOS finishes the stream and records
+ * the request notes.  A HEAD gets the headers without the compressor.
  */
 #include "adf_filter.h"
-#include "adf_config.h"
 #include "adf_codec.h"
+#include "adf_headers.h"
+#include "adf_rand.h"
+#include "adf_request.h"
 #include "adf_shm.h"
+#include "adf_static.h"
 
 #include <apr_strings.h>
 #include <http_core.h>
 #include <http_protocol.h>
 #include <http_request.h>
-#include <util_filter.h>
 
 #include <string.h>
 #include <strings.h>
@@ -25,156 +30,55 @@
 #define ADF_PASS_THRESHOLD (64 * 1024)
 
 typedef struct {
-    adf_stream_t *stream;
+    adf_stream_t *stream;       /* NULL: a HEAD, the body is dropped */
     apr_bucket_brigade *out;
     apr_off_t pending;          /* bytes in out */
     int flush_each;             /* streaming type: flush every brigade */
 } adf_ctx_t;
 
-static const char *const etag_suffix[ADF_NCODINGS] = { "", "-gzip", "-br" };
-
-/* ---- headers ------------------------------------------------------------ */
-
-static int has_token(const char *list, const char *token)
+static int has_filter(request_rec *r)
 {
-    const char *s = list;
-    apr_size_t len = strlen(token);
+    ap_filter_t *f;
 
-    while (s && *s) {
-        const char *tok;
-        apr_size_t tlen;
-
-        while (*s == ' ' || *s == '\t' || *s == ',') {
-            s++;
-        }
-        tok = s;
-        while (*s && *s != ',' && *s != ';' && *s != ' ' && *s != '\t') {
-            s++;
-        }
-        tlen = s - tok;
-        if (tlen == len && !strncasecmp(tok, token, len)) {
+    for (f = r->output_filters; f; f = f->next) {
+        if (!strcasecmp(f->frec->name, ADF_FILTER_NAME)) {
             return 1;
-        }
-        while (*s && *s != ',') {
-            s++;
         }
     }
     return 0;
 }
 
-void adf_merge_vary(request_rec *r)
+void adf_add_filter(request_rec *r)
 {
-    const char *v1 = apr_table_get(r->headers_out, "Vary");
-    const char *v2 = apr_table_get(r->err_headers_out, "Vary");
-
-    if (has_token(v1, "Accept-Encoding") || has_token(v1, "*")
-        || has_token(v2, "Accept-Encoding") || has_token(v2, "*")) {
-        return;
+    if (!has_filter(r)) {
+        ap_add_output_filter(ADF_FILTER_NAME, NULL, r, r->connection);
     }
-    apr_table_mergen(r->headers_out, "Vary", "Accept-Encoding");
-}
-
-int adf_no_transform(const apr_table_t *t)
-{
-    return has_token(apr_table_get(t, "Cache-Control"), "no-transform");
-}
-
-/* "abc" -> "abc-gzip", W/"abc" -> W/"abc-gzip"; a missing or malformed
- * ETag is left alone. */
-static void suffix_etag(request_rec *r, adf_coding_e c)
-{
-    const char *etag = apr_table_get(r->headers_out, "ETag");
-    apr_size_t len;
-
-    if (!etag || (len = strlen(etag)) < 2 || etag[len - 1] != '"') {
-        return;
-    }
-    apr_table_setn(r->headers_out, "ETag",
-                   apr_psprintf(r->pool, "%.*s%s\"", (int)(len - 1), etag,
-                                etag_suffix[c]));
-}
-
-/* Strip our suffixes inside the quoted tags of a conditional header, for
- * the codings this client accepts. */
-static const char *strip_suffixes(apr_pool_t *p, const char *value,
-                                  const adf_accept_t *acc)
-{
-    char *out = apr_palloc(p, strlen(value) + 1), *o = out;
-    const char *s = value;
-    int changed = 0;
-
-    while (*s) {
-        if (*s == '"') {
-            const char *end = strchr(s + 1, '"');
-            apr_size_t len;
-            int c;
-
-            if (!end) {
-                break;
-            }
-            len = end - s - 1;
-            for (c = ADF_GZIP; c < ADF_NCODINGS; c++) {
-                apr_size_t sl = strlen(etag_suffix[c]);
-                if (adf_accept_q(acc, (adf_coding_e)c) > 0 && len > sl
-                    && !memcmp(end - sl, etag_suffix[c], sl)) {
-                    len -= sl;
-                    changed = 1;
-                    break;
-                }
-            }
-            *o++ = '"';
-            memcpy(o, s + 1, len);
-            o += len;
-            *o++ = '"';
-            s = end + 1;
-        }
-        else {
-            *o++ = *s++;
-        }
-    }
-    if (!changed) {
-        return value;
-    }
-    strcpy(o, s);
-    return out;
-}
-
-int adf_fixup_conditionals(request_rec *r)
-{
-    static const char *const hdrs[] = { "If-None-Match", "If-Match" };
-    const char *ae = apr_table_get(r->headers_in, "Accept-Encoding");
-    adf_accept_t acc;
-    int i, parsed = 0;
-
-    for (i = 0; ae && i < 2; i++) {
-        const char *v = apr_table_get(r->headers_in, hdrs[i]);
-        if (v && strchr(v, '-')) {
-            if (!parsed) {
-                adf_accept_parse(ae, &acc);
-                parsed = 1;
-            }
-            apr_table_setn(r->headers_in, hdrs[i],
-                           strip_suffixes(r->pool, v, &acc));
-        }
-    }
-    return DECLINED;
 }
 
 void adf_insert_filter(request_rec *r)
 {
-    adf_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
-                                              &adaptive_deflate_module);
-    ap_filter_t *f;
+    const adf_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
+                                                    &adaptive_deflate_module);
 
-    if (!adf_conf_enabled(dc)) {
-        return;
+    if (r->main) {
+        return;     /* the main request's filter compresses what they add */
     }
-    for (f = r->output_filters; f; f = f->next) {
-        if (!strcasecmp(f->frec->name, ADF_FILTER_NAME)) {
-            return;
-        }
+    if (adf_conf_enabled(dc)) {
+        adf_req_t *st = adf_req(r);
+
+        st->env_known = 1;
+        st->env_off = apr_table_get(r->subprocess_env, "no-gzip") != NULL
+                      || apr_table_get(r->subprocess_env,
+                                       "no-adaptive-deflate") != NULL;
+        /* Here this module owns response compression: stock mod_deflate
+         * and mod_brotli step aside whatever their filter order. */
+        apr_table_setn(r->subprocess_env, "no-gzip", "1");
+        apr_table_setn(r->subprocess_env, "no-brotli", "1");
+        adf_add_filter(r);
     }
-    ap_add_output_filter(ADF_FILTER_NAME, NULL, r, r->connection);
+    if (adf_conf_precompressed(dc)) {
+        adf_static_swap(r, dc);
+    }
 }
 
 /* ---- notes and logging -------------------------------------------------- */
@@ -184,10 +88,16 @@ static void note_decision(request_rec *r, const adf_decision_t *d,
 {
     const char *ld = "-";
 
-    if (r->status != HTTP_NOT_MODIFIED) {
+    if (r->status == HTTP_NOT_MODIFIED) {
+        /* counted as responses with a body only */
+    }
+    else if (d->reason == ADF_R_PRECOMPRESSED) {
+        adf_shm_count_sibling(d->coding);
+    }
+    else {
         adf_shm_count_decision(d);
     }
-    if (load->raw >= 0) {
+    if (load && load->raw >= 0) {
         /* Fixed point by hand: cheaper than %f on every response. */
         int raw = (int)(load->raw * 10 + 0.5);
         int ema = (int)(load->ema * 10 + 0.5);
@@ -199,7 +109,8 @@ static void note_decision(request_rec *r, const adf_decision_t *d,
     apr_table_setn(r->notes, ADF_NOTE_PREFIX "coding",
                    d->coding ? adf_coding_name(d->coding) : "identity");
     apr_table_setn(r->notes, ADF_NOTE_PREFIX "level",
-                   apr_itoa(r->pool, d->level));
+                   d->reason == ADF_R_PRECOMPRESSED ? "-"
+                   : apr_itoa(r->pool, d->level));
     apr_table_setn(r->notes, ADF_NOTE_PREFIX "reason",
                    adf_reason_name(d->reason));
     apr_table_setn(r->notes, ADF_NOTE_PREFIX "load", ld);
@@ -212,16 +123,15 @@ static void note_decision(request_rec *r, const adf_decision_t *d,
 
 static void note_sizes(request_rec *r, const adf_stream_t *s)
 {
-    apr_table_setn(r->notes, ADF_NOTE_PREFIX "in",
-                   apr_off_t_toa(r->pool, s->bytes_in));
+    apr_off_t in = adf_stream_bytes_in(s), out = adf_stream_bytes_out(s);
+
+    apr_table_setn(r->notes, ADF_NOTE_PREFIX "in", apr_off_t_toa(r->pool, in));
     apr_table_setn(r->notes, ADF_NOTE_PREFIX "out",
-                   apr_off_t_toa(r->pool, s->bytes_out));
+                   apr_off_t_toa(r->pool, out));
     apr_table_setn(r->notes, ADF_NOTE_PREFIX "ratio",
-                   s->bytes_in ? apr_itoa(r->pool, (int)(s->bytes_out * 100
-                                                         / s->bytes_in))
-                               : "-");
+                   in ? apr_itoa(r->pool, (int)(out * 100 / in)) : "-");
     ap_log_rerror(APLOG_MARK, APLOG_TRACE2, 0, r, "%" APR_OFF_T_FMT " -> %"
-                  APR_OFF_T_FMT " bytes", s->bytes_in, s->bytes_out);
+                  APR_OFF_T_FMT " bytes", in, out);
 }
 
 /* ---- the decision ------------------------------------------------------- */
@@ -253,37 +163,16 @@ static void decide(request_rec *r, apr_bucket_brigade *bb,
     adf_policy_conf_t pc;
     adf_policy_in_t in;
     adf_accept_t acc;
-    const char *ce = apr_table_get(r->headers_out, "Content-Encoding");
-    const char *type = r->content_type;
     int not_modified = r->status == HTTP_NOT_MODIFIED;
 
-    if (!ce) {
-        ce = r->content_encoding;
-    }
     adf_conf_policy(dc, &pc);
-    adf_accept_parse(apr_table_get(r->headers_in, "Accept-Encoding"), &acc);
-    memset(&in, 0, sizeof(in));
-    in.is_subrequest = r->main != NULL;
-    /* A 304 answers for the 200 it stands for. */
-    in.status_ok = adf_conf_status_ok(dc, not_modified ? HTTP_OK : r->status);
-    in.has_encoding = ce && *ce && strcasecmp(ce, "identity");
-    in.resp_no_transform = adf_no_transform(r->headers_out)
-                           || adf_no_transform(r->err_headers_out);
-    in.req_no_transform = adf_no_transform(r->headers_in);
-    in.type_ok = adf_type_matches(type ? type : "", adf_conf_types(dc));
-    in.env_off = apr_table_get(r->subprocess_env, "no-gzip") != NULL
-                 || apr_table_get(r->subprocess_env,
-                                  "no-adaptive-deflate") != NULL
-                 || (!adf_conf_proxied(dc)
-                     && apr_table_get(r->headers_in, "Via") != NULL);
+    adf_request_facts(r, dc, &acc, &in);
     in.length = body_length(r, bb);
-    in.accept = &acc;
     /* A 304 only names the representation: the load does not matter. */
     in.effort = not_modified ? 1 : load->effort;
     in.limited = not_modified ? 0 : load->limited;
     /* The dice only matters between two rungs. */
-    in.dice = in.effort > 0 && in.effort < 1
-              ? ap_random_pick(0, 999999) / 1e6 : 0;
+    in.dice = in.effort > 0 && in.effort < 1 ? adf_rand01() : 0;
     adf_policy_decide(&pc, &in, d);
 }
 
@@ -293,10 +182,12 @@ static void set_headers(request_rec *r, ap_filter_t *f, adf_coding_e c)
     ap_filter_t *n;
 
     apr_table_unset(r->headers_out, "Content-Length");
+    apr_table_unset(r->err_headers_out, "Content-Length");
     apr_table_unset(r->headers_out, "Content-MD5");
+    apr_table_unset(r->err_headers_out, "Content-Encoding");
     apr_table_setn(r->headers_out, "Content-Encoding", adf_coding_name(c));
     r->content_encoding = NULL;
-    suffix_etag(r, c);
+    adf_suffix_etag(r, c);
     /* The compressed bytes differ from run to run (the level follows the
      * load), so ranges over them would not be stable: send the full body
      * and do not offer ranges. */
@@ -337,7 +228,9 @@ static apr_status_t pass_out(ap_filter_t *f, adf_ctx_t *ctx)
  * one given, or a new one). */
 static apr_status_t flush_out(ap_filter_t *f, adf_ctx_t *ctx, apr_bucket *e)
 {
-    apr_status_t rv = adf_stream_write(ctx->stream, NULL, 0, ADF_OP_FLUSH);
+    apr_status_t rv = ctx->stream ? adf_stream_write(ctx->stream, NULL, 0,
+                                                     ADF_OP_FLUSH)
+                                  : APR_SUCCESS;
 
     if (!e) {
         e = apr_bucket_flush_create(f->c->bucket_alloc);
@@ -346,64 +239,76 @@ static apr_status_t flush_out(ap_filter_t *f, adf_ctx_t *ctx, apr_bucket *e)
     return rv == APR_SUCCESS ? pass_out(f, ctx) : rv;
 }
 
+/* Take the filter out and let the response go as it is. */
+static apr_status_t step_aside(ap_filter_t *f, apr_bucket_brigade *bb)
+{
+    ap_remove_output_filter(f);
+    return ap_pass_brigade(f->next, bb);
+}
+
 static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
 {
     request_rec *r = f->r;
     adf_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
                                               &adaptive_deflate_module);
+    adf_req_t *st = adf_req(r);
     adf_load_view_t load;
     adf_decision_t d;
     adf_ctx_t *ctx;
     apr_status_t rv;
 
-    if (r->content_encoding && apr_table_get(r->notes, ADF_NOTE_PREFIX
-                                             "reason")) {
-        /* A precompressed sibling: its notes are already set. */
-        ap_remove_output_filter(f);
-        return ap_pass_brigade(f->next, bb);
+    if (st->claimed) {
+        /* A second instance (AdaptiveDeflate On beside an explicit or
+         * by-type ADAPTIVE_DEFLATE): the first one decides and counts. */
+        return step_aside(f, bb);
+    }
+    st->claimed = 1;
+    if (st->sibling) {
+        /* A precompressed sibling: its own bytes, validators of its own. */
+        memset(&d, 0, sizeof(d));
+        d.coding = st->sibling;
+        d.reason = ADF_R_PRECOMPRESSED;
+        adf_suffix_etag(r, st->sibling);
+        note_decision(r, &d, NULL);
+        return step_aside(f, bb);
     }
     adf_shm_view(&load);
     decide(r, bb, dc, &load, &d);
     if (d.vary) {
         adf_merge_vary(r);
     }
-    if (d.coding == ADF_IDENTITY || r->status == HTTP_NOT_MODIFIED
-        || (r->header_only && APR_BUCKET_IS_EOS(APR_BRIGADE_FIRST(bb)))) {
-        /* Nothing to compress: at most the headers change. */
+    if (d.coding == ADF_IDENTITY || r->status == HTTP_NOT_MODIFIED) {
+        /* Nothing to compress: a 304 names the compressed ETag. */
         if (d.coding != ADF_IDENTITY) {
-            if (r->status == HTTP_NOT_MODIFIED) {
-                suffix_etag(r, d.coding);
-            }
-            else {
-                set_headers(r, f, d.coding);
-            }
+            adf_suffix_etag(r, d.coding);
         }
         note_decision(r, &d, &load);
-        ap_remove_output_filter(f);
-        return ap_pass_brigade(f->next, bb);
+        return step_aside(f, bb);
     }
 
     ctx = f->ctx = apr_pcalloc(r->pool, sizeof(*ctx));
     ctx->out = apr_brigade_create(r->pool, f->c->bucket_alloc);
-    ctx->flush_each = is_streaming_type(r->content_type);
-    rv = adf_stream_open(&ctx->stream, r->pool, d.coding, d.level,
-                         body_length(r, bb), 0, sink, ctx);
-    if (rv != APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, ADFLOGNO(00007)
-                      "cannot start %s level %d; sending uncompressed",
-                      adf_coding_name(d.coding), d.level);
-        d.coding = ADF_IDENTITY;
-        d.level = 0;
-        d.reason = ADF_R_CODEC_ERROR;
-        note_decision(r, &d, &load);
-        ap_remove_output_filter(f);
-        return ap_pass_brigade(f->next, bb);
-    }
-    if (d.coding == ADF_GZIP && adf_conf_length_hiding(dc) > 0) {
-        /* A random header length per response hides how much the body
-         * shrank (BREACH): 0 to N bytes, plus the field's own 4. */
-        adf_stream_pad(ctx->stream, 4 + (apr_size_t)ap_random_pick(
-                           0, (apr_uint32_t)adf_conf_length_hiding(dc)));
+    if (!r->header_only) {
+        ctx->flush_each = is_streaming_type(r->content_type);
+        rv = adf_stream_open(&ctx->stream, r->pool, d.coding, d.level,
+                             body_length(r, bb), 0, sink, ctx);
+        if (rv != APR_SUCCESS) {
+            ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, ADFLOGNO(00007)
+                          "cannot start %s level %d; sending uncompressed",
+                          adf_coding_name(d.coding), d.level);
+            d.coding = ADF_IDENTITY;
+            d.level = 0;
+            d.reason = ADF_R_CODEC_ERROR;
+            note_decision(r, &d, &load);
+            f->ctx = NULL;
+            return step_aside(f, bb);
+        }
+        if (d.coding == ADF_GZIP && adf_conf_length_hiding(dc) > 0) {
+            /* A random header length per response hides how much the body
+             * shrank (BREACH): 0 to N bytes, plus the field's own 4. */
+            adf_stream_pad(ctx->stream, 4 + (apr_size_t)ap_random_pick(
+                               0, (apr_uint32_t)adf_conf_length_hiding(dc)));
+        }
     }
     set_headers(r, f, d.coding);
     note_decision(r, &d, &load);
@@ -432,15 +337,17 @@ apr_status_t adf_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
         apr_size_t len;
 
         if (APR_BUCKET_IS_EOS(e)) {
-            rv = adf_stream_write(ctx->stream, NULL, 0, ADF_OP_FINISH);
-            if (rv != APR_SUCCESS) {
-                return rv;
+            if (ctx->stream) {
+                rv = adf_stream_write(ctx->stream, NULL, 0, ADF_OP_FINISH);
+                if (rv != APR_SUCCESS) {
+                    return rv;
+                }
+                note_sizes(f->r, ctx->stream);
+                adf_shm_count_bytes(adf_stream_coding(ctx->stream),
+                                    adf_stream_bytes_in(ctx->stream),
+                                    adf_stream_bytes_out(ctx->stream));
+                adf_stream_close(ctx->stream);
             }
-            note_sizes(f->r, ctx->stream);
-            adf_shm_count_bytes(ctx->stream->codec->coding,
-                                ctx->stream->bytes_in,
-                                ctx->stream->bytes_out);
-            adf_stream_close(ctx->stream);
             APR_BUCKET_REMOVE(e);
             APR_BRIGADE_INSERT_TAIL(ctx->out, e);
             apr_brigade_cleanup(bb);
@@ -457,6 +364,12 @@ apr_status_t adf_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
         if (APR_BUCKET_IS_METADATA(e)) {
             APR_BUCKET_REMOVE(e);
             APR_BRIGADE_INSERT_TAIL(ctx->out, e);
+            continue;
+        }
+        if (!ctx->stream) {
+            /* HEAD: the body would be dropped after the headers anyway;
+             * dropping it here keeps its length out of Content-Length. */
+            apr_bucket_delete(e);
             continue;
         }
         rv = apr_bucket_read(e, &data, &len, APR_NONBLOCK_READ);

@@ -41,4 +41,24 @@ int adf_sibling_fresh(const adf_ident_t *f, const adf_ident_t *s);
 /* Is a the same version of the same file as b (all fields equal)? */
 int adf_ident_same(const adf_ident_t *a, const adf_ident_t *b);
 
+/* The mark adaptive-precompress leaves on every sibling it writes: an
+ * extended attribute holding the identity of the source it was made from,
+ * "1 size=N mtime=SEC.NSEC".  It proves authorship (the tool deletes only
+ * marked orphans), and where it is present the sibling is fresh only if
+ * F still has that size and mtime, whatever touched the sibling since. */
+#define ADF_MARK_XATTR "user.adaptive_deflate"
+#define ADF_MARK_MAX 64
+
+/* Write f's mark into buf (ADF_MARK_MAX bytes); its length. */
+int adf_mark_format(char *buf, const adf_ident_t *f);
+
+/* Parse a mark of len bytes; 0 on success, -1 when it is not one. */
+int adf_mark_parse(const char *v, apr_size_t len, apr_int64_t *size,
+                   adf_ts_t *mtime);
+
+/* Does a mark (size, mtime) name source f?  At the precision of f's
+ * mtime: microseconds (APR) compare the mark's truncated. */
+int adf_mark_matches(const adf_ident_t *f, apr_int64_t size,
+                     const adf_ts_t *mtime, int usec_precision);
+
 #endif /* ADF_IDENT_H */

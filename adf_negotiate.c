@@ -11,24 +11,6 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const coding_names[ADF_NCODINGS] = { NULL, "gzip", "br" };
-
-const char *adf_coding_name(adf_coding_e c)
-{
-    return (c > ADF_IDENTITY && c < ADF_NCODINGS) ? coding_names[c] : NULL;
-}
-
-int adf_coding_from_name(const char *name)
-{
-    if (!strcasecmp(name, "gzip")) {
-        return ADF_GZIP;
-    }
-    if (!strcasecmp(name, "br")) {
-        return ADF_BR;
-    }
-    return -1;
-}
-
 /* RFC 9110 tchar */
 static int is_tchar(int c)
 {
@@ -163,11 +145,10 @@ void adf_accept_parse(const char *value, adf_accept_t *acc)
             end++;
         }
         if (parse_element(s, end, &tok, &len, &q)) {
-            if (token_is(tok, len, "gzip") || token_is(tok, len, "x-gzip")) {
-                note_q(&acc->q[ADF_GZIP], q);
-            }
-            else if (token_is(tok, len, "br")) {
-                note_q(&acc->q[ADF_BR], q);
+            const adf_coding_t *d = adf_coding_by_token(tok, len);
+
+            if (d) {
+                note_q(&acc->q[d->id], q);
             }
             else if (token_is(tok, len, "identity")) {
                 note_q(&acc->q[ADF_IDENTITY], q);
@@ -178,6 +159,26 @@ void adf_accept_parse(const char *value, adf_accept_t *acc)
         }
         s = *end ? end + 1 : end;
     }
+}
+
+int adf_list_has(const char *list, const char *token)
+{
+    const char *s = list;
+
+    while (s && *s) {
+        const char *end = s, *tok;
+        apr_size_t len;
+        int q;
+
+        while (*end && *end != ',') {
+            end++;
+        }
+        if (parse_element(s, end, &tok, &len, &q) && token_is(tok, len, token)) {
+            return 1;
+        }
+        s = *end ? end + 1 : end;
+    }
+    return 0;
 }
 
 int adf_accept_q(const adf_accept_t *acc, adf_coding_e c)

@@ -2,16 +2,7 @@
 #ifndef ADF_NEGOTIATE_H
 #define ADF_NEGOTIATE_H
 
-/* The codings this module can produce; ADF_IDENTITY means "as is". */
-typedef enum {
-    ADF_IDENTITY = 0,
-    ADF_GZIP = 1,
-    ADF_BR = 2,
-    ADF_NCODINGS
-} adf_coding_e;
-
-/* Longest preference list (every coding once). */
-#define ADF_MAX_PREFS (ADF_NCODINGS - 1)
+#include "adf_coding.h"
 
 /* q-values in thousandths, as the client gave them. */
 typedef struct {
@@ -35,10 +26,8 @@ int adf_accept_q(const adf_accept_t *acc, adf_coding_e c);
 adf_coding_e adf_negotiate(const adf_accept_t *acc, const adf_coding_e *prefs,
                            int nprefs);
 
-/* Content-Encoding token of a coding ("gzip", "br"); NULL for identity. */
-const char *adf_coding_name(adf_coding_e c);
-
-/* The coding named by a token (case-insensitive), or -1. */
-int adf_coding_from_name(const char *name);
+/* Does a comma-separated header value (Vary, Cache-Control, ...) name
+ * token (case-insensitive, parameters ignored)?  NULL lists name none. */
+int adf_list_has(const char *list, const char *token);
 
 #endif /* ADF_NEGOTIATE_H */

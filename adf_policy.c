@@ -94,7 +94,7 @@ static int rung_for(double effort, int nlevels, double dice)
 static const char *const reason_names[ADF_NREASONS] = {
     "max", "target", "size-cap", "precompressed", "cpu-limit", "load",
     "not-accepted", "min-length", "type", "status", "encoded",
-    "no-transform", "env", "subrequest", "codec-error"
+    "no-transform", "env", "proxied", "subrequest", "codec-error"
 };
 
 const char *adf_reason_name(adf_reason_e r)
@@ -148,6 +148,10 @@ void adf_policy_decide(const adf_policy_conf_t *conf,
     }
     if (in->env_off) {
         skip(out, ADF_R_ENV, 1);
+        return;
+    }
+    if (in->proxied_off) {
+        skip(out, ADF_R_PROXIED, 1);
         return;
     }
     c = adf_negotiate(in->accept, conf->prefs, conf->nprefs);

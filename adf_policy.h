@@ -33,6 +33,7 @@ typedef struct {
     int req_no_transform;
     int type_ok;                /* type is in the compressible list */
     int env_off;                /* no-gzip / no-adaptive-deflate */
+    int proxied_off;            /* Via, and AdaptiveDeflateProxied Off */
     apr_off_t length;           /* body length, -1 when unknown */
     const adf_accept_t *accept;
     double effort;              /* controller: 0 (nothing) .. 1 (max) */
@@ -55,6 +56,7 @@ typedef enum {
     ADF_R_ENCODED,
     ADF_R_NO_TRANSFORM,
     ADF_R_ENV,
+    ADF_R_PROXIED,
     ADF_R_SUBREQUEST,
     ADF_R_CODEC_ERROR,
     ADF_NREASONS

@@ -7,7 +7,7 @@
 #include "adf_config.h"
 
 #define ADF_HISTORY 300         /* samples kept for the status page */
-#define ADF_NLEVELS 12          /* levels 0..11 */
+#define ADF_NLEVELS (ADF_MAX_LEVEL + 1)
 
 typedef struct {
     double raw;         /* last sample, percent; -1 when none */

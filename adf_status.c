@@ -11,7 +11,32 @@
 
 #include <string.h>
 
-static const adf_coding_e codings[] = { ADF_GZIP, ADF_BR };
+/* A JSON string: quotes, backslashes and control characters escaped
+ * (a load file's or a cgroup's path may hold any of them). */
+static void json_str(request_rec *r, const char *v)
+{
+    const unsigned char *p = (const unsigned char *)(v ? v : "");
+
+    ap_rputc('"', r);
+    for (; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            ap_rputc('\\', r);
+            ap_rputc(*p, r);
+        }
+        else if (*p < 0x20 || *p == 0x7f) {
+            ap_rprintf(r, "\\u%04x", *p);
+        }
+        else {
+            ap_rputc(*p, r);
+        }
+    }
+    ap_rputc('"', r);
+}
+
+/* "first, then next": the codings this build has, for the loops below. */
+#define FOR_CODINGS(c) \
+    for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) \
+        if (adf_coding((adf_coding_e)c))
 
 /* The mean level the effort stands for on a coding's ladder [none,
  * lo..hi]: below lo means some responses go uncompressed. */
@@ -36,12 +61,14 @@ static void json_num(request_rec *r, double v)
 static void json_counts(request_rec *r, const char *name,
                         const apr_uint64_t *v)
 {
-    unsigned i;
+    const char *sep = "";
+    int c;
 
     ap_rprintf(r, ",\"%s\":{", name);
-    for (i = 0; i < 2; i++) {
-        ap_rprintf(r, "%s\"%s\":%" APR_UINT64_T_FMT, i ? "," : "",
-                   adf_coding_name(codings[i]), v[codings[i]]);
+    FOR_CODINGS(c) {
+        ap_rprintf(r, "%s\"%s\":%" APR_UINT64_T_FMT, sep,
+                   adf_coding_name((adf_coding_e)c), v[c]);
+        sep = ",";
     }
     ap_rputs("}", r);
 }
@@ -49,14 +76,16 @@ static void json_counts(request_rec *r, const char *name,
 static void send_json(request_rec *r, const adf_stats_t *st,
                       const adf_policy_conf_t *pc)
 {
-    int i, l, first;
+    int i, l, c, first;
+    const char *sep;
     apr_time_t now = apr_time_now();
 
     ap_set_content_type(r, "application/json");
     ap_rprintf(r, "{\"version\":\"%s\",\"uptime\":%" APR_TIME_T_FMT,
                ADF_VERSION, apr_time_sec(now - st->started));
-    ap_rprintf(r, ",\"load\":{\"source\":\"%s\",\"interval_ms\":%"
-               APR_TIME_T_FMT ",\"raw\":", st->source ? st->source : "",
+    ap_rputs(",\"load\":{\"source\":", r);
+    json_str(r, st->source);
+    ap_rprintf(r, ",\"interval_ms\":%" APR_TIME_T_FMT ",\"raw\":",
                apr_time_as_msec(st->interval));
     json_num(r, st->load.raw);
     ap_rputs(",\"smoothed\":", r);
@@ -66,10 +95,12 @@ static void send_json(request_rec *r, const adf_stats_t *st,
                st->load.limited ? "true" : "false", st->conf.target,
                st->conf.limit_off, st->conf.limit_on);
     ap_rputs(",\"level\":{", r);
-    for (i = 0; i < 2; i++) {
-        ap_rprintf(r, "%s\"%s\":", i ? "," : "", adf_coding_name(codings[i]));
-        json_num(r, st->load.limited ? 0 : mean_level(pc, codings[i],
+    sep = "";
+    FOR_CODINGS(c) {
+        ap_rprintf(r, "%s\"%s\":", sep, adf_coding_name((adf_coding_e)c));
+        json_num(r, st->load.limited ? 0 : mean_level(pc, (adf_coding_e)c,
                                                       st->load.effort));
+        sep = ",";
     }
     ap_rprintf(r, "},\"responses\":%" APR_UINT64_T_FMT, st->responses);
     json_counts(r, "compressed", st->coded);
@@ -82,16 +113,18 @@ static void send_json(request_rec *r, const adf_stats_t *st,
     json_counts(r, "bytes_in", st->bytes_in);
     json_counts(r, "bytes_out", st->bytes_out);
     ap_rputs(",\"levels\":{", r);
-    for (i = 0; i < 2; i++) {
-        ap_rprintf(r, "%s\"%s\":{", i ? "," : "", adf_coding_name(codings[i]));
+    sep = "";
+    FOR_CODINGS(c) {
+        ap_rprintf(r, "%s\"%s\":{", sep, adf_coding_name((adf_coding_e)c));
         for (l = 0, first = 1; l < ADF_NLEVELS; l++) {
-            if (st->levels[codings[i]][l]) {
+            if (st->levels[c][l]) {
                 ap_rprintf(r, "%s\"%d\":%" APR_UINT64_T_FMT, first ? "" : ",",
-                           l, st->levels[codings[i]][l]);
+                           l, st->levels[c][l]);
                 first = 0;
             }
         }
         ap_rputs("}", r);
+        sep = ",";
     }
     ap_rputs("}", r);
     json_counts(r, "siblings", st->siblings);
@@ -165,25 +198,25 @@ static const char page[] =
 " k+='<span class=\"k\">load <b>'+pct(L.raw)+'</b></span>';\n"
 " k+='<span class=\"k\">smoothed <b>'+pct(L.smoothed)+'</b></span>';\n"
 " k+='<span class=\"k\">effort <b>'+(L.effort*100).toFixed(0)+'</b></span>';\n"
-" k+='<span class=\"k\">gzip level <b>'+(d.level.gzip===null?'-':"
-"d.level.gzip.toFixed(1))+'</b></span>';\n"
-" k+='<span class=\"k\">brotli quality <b>'+(d.level.br===null?'-':"
-"d.level.br.toFixed(1))+'</b></span>';\n"
+" Object.keys(d.level).forEach(function(n){k+='<span class=\"k\">'+esc(n)+"
+"' level <b>'+(d.level[n]===null?'-':d.level[n].toFixed(1))+'</b></span>';});\n"
 " if(L.limited){k+='<span class=\"k\"><b>CPU limit: not compressing</b>"
 "</span>';}\n"
 " k+='<p>source: '+esc(L.source)+', every '+L.interval_ms+' ms; target '+"
 "L.target+' %, limit '+L.limit_off+'/'+L.limit_on+' %; up '+d.uptime+' s</p>';\n"
 " document.getElementById('keys').innerHTML=k;\n"
-" var c=['gzip','br'],t='';\n"
+" var c=Object.keys(d.compressed),t='';\n"
 " t+='<h2>Responses: '+d.responses+'</h2>';\n"
 " t+=table(['coding','compressed','bytes in','bytes out','ratio','siblings'],"
 "c.map(function(n){var i=d.bytes_in[n],o=d.bytes_out[n];return [n,"
 "d.compressed[n],i,o,i?(100*o/i).toFixed(1)+' %':'-',d.siblings[n]];}));\n"
 " t+=table(['reason','responses'],Object.keys(d.reasons).map(function(r){"
 "return [r,d.reasons[r]];}));\n"
-" t+=table(['coding'].concat(Array.from({length:12},function(_,i){"
-"return String(i);})),c.map(function(n){return [n].concat("
-"Array.from({length:12},function(_,i){return d.levels[n][i]||0;}));}));\n"
+" var lv=[];c.forEach(function(n){Object.keys(d.levels[n]).forEach("
+"function(l){if(lv.indexOf(+l)<0){lv.push(+l);}});});lv.sort(function(a,b){"
+"return a-b;});\n"
+" t+=table(['coding'].concat(lv.map(String)),c.map(function(n){return [n]"
+".concat(lv.map(function(l){return d.levels[n][l]||0;}));}));\n"
 " t+='<p>stale siblings ignored: '+d.stale_siblings+'</p>';\n"
 " document.getElementById('tables').innerHTML=t;\n"
 " draw(d);document.body.dataset.chart='ok';\n"
@@ -228,15 +261,17 @@ int adf_status_handler(request_rec *r)
 int adf_status_hook(request_rec *r, int flags)
 {
     adf_stats_t *st = apr_palloc(r->pool, sizeof(*st));
-    apr_uint64_t in = 0, out = 0;
+    apr_uint64_t in = 0, out = 0, coded = 0, siblings = 0;
     int c;
 
     if (!adf_shm_stats(st)) {
         return OK;
     }
-    for (c = ADF_GZIP; c < ADF_NCODINGS; c++) {
+    FOR_CODINGS(c) {
         in += st->bytes_in[c];
         out += st->bytes_out[c];
+        coded += st->coded[c];
+        siblings += st->siblings[c];
     }
     if (flags & AP_STATUS_SHORT) {
         ap_rprintf(r, "AdaptiveDeflateLoad: %.1f\n", st->load.raw);
@@ -245,7 +280,7 @@ int adf_status_hook(request_rec *r, int flags)
         ap_rprintf(r, "AdaptiveDeflateResponses: %" APR_UINT64_T_FMT "\n",
                    st->responses);
         ap_rprintf(r, "AdaptiveDeflateCompressed: %" APR_UINT64_T_FMT "\n",
-                   st->coded[ADF_GZIP] + st->coded[ADF_BR]);
+                   coded);
         ap_rprintf(r, "AdaptiveDeflateBytesIn: %" APR_UINT64_T_FMT "\n", in);
         ap_rprintf(r, "AdaptiveDeflateBytesOut: %" APR_UINT64_T_FMT "\n", out);
         return OK;
@@ -255,10 +290,9 @@ int adf_status_hook(request_rec *r, int flags)
                "</dt>\n", st->load.raw, st->load.ema, st->load.effort,
                st->load.limited ? ", above the CPU limit" : "");
     ap_rprintf(r, "<dt>%" APR_UINT64_T_FMT " responses, %" APR_UINT64_T_FMT
-               " gzip, %" APR_UINT64_T_FMT " br, %" APR_UINT64_T_FMT
-               " siblings, %" APR_UINT64_T_FMT " skipped for CPU</dt>\n",
-               st->responses, st->coded[ADF_GZIP], st->coded[ADF_BR],
-               st->siblings[ADF_GZIP] + st->siblings[ADF_BR],
+               " compressed, %" APR_UINT64_T_FMT " siblings, %"
+               APR_UINT64_T_FMT " skipped for CPU</dt>\n", st->responses,
+               coded, siblings,
                st->reasons[ADF_R_CPU_LIMIT] + st->reasons[ADF_R_LOAD]);
     ap_rprintf(r, "<dt>%" APR_UINT64_T_FMT " bytes compressed to %"
                APR_UINT64_T_FMT "</dt>\n</dl>\n", in, out);

@@ -4,18 +4,42 @@
 #include "adf_private.h"
 #include "adf_config.h"
 #include "adf_filter.h"
+#include "adf_headers.h"
 #include "adf_shm.h"
 #include "adf_static.h"
 #include "adf_status.h"
 
+#include <http_core.h>
 #include <http_request.h>
 #include <mod_status.h>
 #include <mod_watchdog.h>
+
+/* Where AdaptiveDeflate is On this module owns compression (it sets
+ * no-gzip and no-brotli for the stock modules); say so once, at start. */
+static void note_stock_modules(server_rec *s)
+{
+    static const char *const stock[] = { "mod_deflate.c", "mod_brotli.c" };
+    int i;
+
+    for (i = 0; i < 2; i++) {
+        if (ap_find_linked_module(stock[i])) {
+            ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, ADFLOGNO(00011)
+                         "%s is loaded too: where AdaptiveDeflate is On, "
+                         "this module compresses and %s steps aside; "
+                         "elsewhere %s works as configured", stock[i],
+                         stock[i], stock[i]);
+        }
+    }
+}
 
 static int adf_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                            apr_pool_t *ptemp, server_rec *s)
 {
     adf_config_init(pconf);
+    if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG
+        && ap_state_query(AP_SQ_CONFIG_GEN) == 1) {
+        note_stock_modules(s);
+    }
     return adf_shm_post_config(pconf, plog, ptemp, s);
 }
 
@@ -26,22 +50,25 @@ static void adf_child_init(apr_pool_t *pchild, server_rec *s)
 
 static void adf_register_hooks(apr_pool_t *p)
 {
-    static const char *const after_dir[] = { "mod_dir.c", NULL };
-
     /* Before mod_watchdog's post_config (APR_HOOK_LAST) starts threads. */
     ap_hook_post_config(adf_post_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_check_config(adf_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_child_init(adf_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_fixups(adf_fixup_conditionals, NULL, NULL, APR_HOOK_MIDDLE);
-    /* Siblings once access control and mod_dir have settled on F. */
-    ap_hook_fixups(adf_static_fixup, after_dir, NULL, APR_HOOK_LAST);
-    ap_hook_insert_filter(adf_insert_filter, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_fixups(adf_static_guard, NULL, NULL, APR_HOOK_MIDDLE);
+    /* Last: every other module has inserted its filters, so the sibling
+     * swap can see whether F would be transformed. */
+    ap_hook_insert_filter(adf_insert_filter, NULL, NULL,
+                          APR_HOOK_REALLY_LAST);
     APR_OPTIONAL_HOOK(ap, watchdog_need, adf_shm_watchdog_need, NULL, NULL,
                       APR_HOOK_MIDDLE);
     ap_hook_handler(adf_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
     APR_OPTIONAL_HOOK(ap, status_hook, adf_status_hook, NULL, NULL,
                       APR_HOOK_MIDDLE);
+    /* After mod_headers' output fixup (AP_FTYPE_CONTENT_SET), as
+     * mod_deflate: headers set there are seen. */
     ap_register_output_filter(ADF_FILTER_NAME, adf_out_filter, NULL,
-                              AP_FTYPE_CONTENT_SET);
+                              AP_FTYPE_CONTENT_SET + 1);
 }
 
 /* Declared by hand: adf_private.h already did APLOG_USE_MODULE. */

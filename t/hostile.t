@@ -7,6 +7,7 @@ use Apache::Test;
 use Apache::TestUtil;
 use Apache::TestRequest ();
 use IO::Socket::INET;
+use Time::HiRes qw(sleep);
 use ADFTest;
 
 plan tests => 20;
@@ -48,6 +49,9 @@ mkdir "$root/static";
 spew("$root/static/emptysib.html", $page);
 utime time - 100, time - 100, "$root/static/emptysib.html";
 spew("$root/static/emptysib.html.gz", '');
+sleep 0.02;
+system('touch', '-r', "$root/static/emptysib.html",
+       "$root/static/emptysib.html.gz") == 0 or die;   # fresh, but empty
 chmod 0644, glob("$root/static/emptysib.html*");
 $r = fetch('/static/emptysib.html', 'Accept-Encoding' => 'gzip');
 ok t_cmp($r->header('Content-Encoding'), 'gzip', 'empty sibling ignored');

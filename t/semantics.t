@@ -53,9 +53,14 @@ for my $coding (qw(gzip br identity)) {
     my @h = ('Accept-Encoding' => $coding);
     my $g = fetch($url, @h);
     my $h = head($url, @h);
-    for my $name (qw(Content-Encoding Vary ETag Content-Type Content-Length)) {
+    for my $name (qw(Content-Encoding Vary ETag Content-Type)) {
         ok t_cmp($h->header($name), $g->header($name), "HEAD $coding $name");
     }
+    # The compressed length is only known by compressing, which a HEAD
+    # does not do: it says nothing rather than something wrong.
+    ok t_cmp($h->header('Content-Length'),
+             $coding eq 'identity' ? $g->header('Content-Length') : undef,
+             "HEAD $coding Content-Length");
     ok t_cmp(length($h->content), 0, "HEAD $coding has no body");
 }
 

@@ -8,56 +8,107 @@ use Apache::Test;
 use Apache::TestUtil;
 use File::Path qw(make_path);
 use POSIX qw(mkfifo);
+use Time::HiRes qw(sleep);
 use ADFTest;
 
-plan tests => 55;
+plan tests => 64;
 
 my $root = docroot();
 my $dir = "$root/static";
 make_path("$dir/links", "$dir/ownerlinks");
 my $orig = slurp("$root/index.html");
 my $old = time - 1000;
-
-sub gz { my $d = shift; open my $p, '|-', "gzip -9n > '$_[0]'" or die; print $p $d; close $p }
-sub br { my ($d, $f) = @_; spew("$f.src", $d); system("brotli -q 11 -f -o '$f' '$f.src'") == 0 or die; unlink "$f.src" }
-
-# page.html with both siblings, all fresh.
-for my $name (qw(page index gzonly secret stale dir fifo unreadable)) {
-    spew("$dir/$name.html", $orig);
-    utime $old, $old, "$dir/$name.html";
-}
-gz($orig, "$dir/page.html.gz");
-br($orig, "$dir/page.html.br");
-br($orig, "$dir/index.html.br");
-gz($orig, "$dir/gzonly.html.gz");
-gz($orig, "$dir/secret.html.gz");
 # Decoys: siblings that must not be served decode to this marker.
 my $decoy = "DECOY sibling\n" x 40;
-gz($decoy, "$dir/stale.html.gz");
+
+for my $name (qw(page index gzonly stale dir fifo unreadable sameedit
+                 rollback touched marked markok)) {
+    spew("$dir/$name.html", $orig);
+    chmod 0644, "$dir/$name.html";
+    utime $old, $old, "$dir/$name.html";
+}
+make_sibling("$dir/page.html", 'gzip');
+make_sibling("$dir/page.html", 'br');
+make_sibling("$dir/index.html", 'br');
+make_sibling("$dir/gzonly.html", 'gzip');
+# Older than F: the classic stale sibling.
+compress_to('gzip', $decoy, "$dir/stale.html.gz");
 utime $old - 100, $old - 100, "$dir/stale.html.gz";
 mkdir "$dir/dir.html.gz";
 mkfifo("$dir/fifo.html.gz", 0644) or die "mkfifo: $!";
-gz($decoy, "$dir/unreadable.html.gz");
+make_sibling("$dir/unreadable.html", 'gzip', $decoy);
 chmod 0000, "$dir/unreadable.html.gz";
+
 # Symlinked siblings: allowed under FollowSymLinks, refused without it,
 # and under SymLinksIfOwnerMatch only when owners match.
-gz($orig, "$dir/target.gz");
-gz($decoy, "$dir/decoy.gz");
 for my $sub (qw(links ownerlinks)) {
     spew("$dir/$sub/a.html", $orig);
     utime $old, $old, "$dir/$sub/a.html";
+}
+compress_to('gzip', $orig, "$dir/target.gz");
+sleep 0.02;
+system('touch', '-r', "$dir/links/a.html", "$dir/target.gz") == 0 or die;
+for my $sub (qw(links ownerlinks)) {
     symlink('../target.gz', "$dir/$sub/a.html.gz") or die "symlink: $!";
 }
 spew("$dir/nolink.html", $orig);
 utime $old, $old, "$dir/nolink.html";
+compress_to('gzip', $decoy, "$dir/decoy.gz");
+sleep 0.02;
+system('touch', '-r', "$dir/nolink.html", "$dir/decoy.gz") == 0 or die;
 symlink('decoy.gz', "$dir/nolink.html.gz") or die "symlink: $!";
 spew("$dir/ownerlinks/b.html", $orig);
 utime $old, $old, "$dir/ownerlinks/b.html";
-gz($decoy, "$dir/other-owner.gz");
+compress_to('gzip', $decoy, "$dir/other-owner.gz");
+sleep 0.02;
+system('touch', '-r', "$dir/ownerlinks/b.html", "$dir/other-owner.gz") == 0
+    or die;
 my $nobody = (getpwnam('nobody'))[2];
 chown $nobody, -1, "$dir/other-owner.gz" if $> == 0;
 symlink('../other-owner.gz', "$dir/ownerlinks/b.html.gz") or die;
-system("chmod -R a+rX '$dir'; chmod 0000 '$dir/unreadable.html.gz'");
+
+# ---- freshness: the sibling must hold F's current version -----------------
+# An edit in the same second as the precompress run: F's new bytes, and
+# its mtime set back to the sibling's (the old "to the second" rule, and
+# even an exact mtime, would serve the old bytes).
+make_sibling("$dir/sameedit.html", 'gzip', $decoy);
+my $edited = "$orig<!-- edited -->\n";
+spew("$dir/sameedit.html", $edited);
+system('touch', '-r', "$dir/sameedit.html.gz", "$dir/sameedit.html") == 0
+    or die;
+# A rollback: release 2 precompressed, then release 1 copied back with
+# cp -p (an older mtime than the sibling's).
+my $v1 = "$orig<!-- release 1 -->\n";
+spew("$dir/rollback.v1", $v1);
+utime $old - 500, $old - 500, "$dir/rollback.v1";
+make_sibling("$dir/rollback.html", 'gzip', $decoy);
+system('cp', '-p', "$dir/rollback.v1", "$dir/rollback.html") == 0 or die;
+# A sibling whose whole-second mtime was copied (brotli -k does that).
+compress_to('br', $decoy, "$dir/touched.html.br");
+spew("$dir/touched.html", $orig);
+system('touch', '-d', '@1700000000.123456789', "$dir/touched.html") == 0
+    or die;
+sleep 0.02;
+system('touch', '-d', '@1700000000', "$dir/touched.html.br") == 0 or die;
+
+# Siblings adaptive-precompress wrote carry the identity of their source
+# in an xattr: F's size and exact mtime.  A fresh marked sibling is served;
+# an old one stays stale even when a chmod of the sibling (after an edit
+# that restored F's mtime) moved its ctime past F's.
+sub mark {
+    my ($f, $s) = @_;
+    chomp(my $mt = `stat -c %.9Y '$f'`);
+    system('setfattr', '-n', 'user.adaptive_deflate', '-v',
+           '1 size=' . (-s $f) . " mtime=$mt", $s) == 0 or die 'setfattr';
+}
+mark("$dir/markok.html", make_sibling("$dir/markok.html", 'gzip'));
+mark("$dir/marked.html", make_sibling("$dir/marked.html", 'gzip', $decoy));
+my $longer = "$orig<!-- longer -->\n";
+spew("$dir/marked.html", $longer);
+system('touch', '-r', "$dir/marked.html.gz", "$dir/marked.html") == 0 or die;
+sleep 0.02;
+chmod 0640, "$dir/marked.html.gz";
+chmod 0644, "$dir/marked.html.gz";
 
 my $gzfile = slurp("$dir/page.html.gz");
 my $brfile = slurp("$dir/page.html.br");
@@ -71,9 +122,11 @@ ok t_cmp($r->header('Content-Type'), qr{^text/html}, "F's type");
 ok t_cmp(vary_count($r), 1, 'Vary');
 ok t_cmp(unbrotli($r->content), $orig, 'decodes to F');
 my $br_etag = $r->header('ETag');
+ok t_cmp($br_etag, qr/-br"$/, 'sibling ETag carries the coding');
 $r = fetch('/static/page.html?notes', 'Accept-Encoding' => 'br');
 my $n = note_for(qr{^GET /static/page.html\?notes });
-ok t_cmp("$n->{coding} $n->{reason}", 'br precompressed', 'sibling notes');
+ok t_cmp("$n->{coding} $n->{reason} $n->{level}", 'br precompressed -',
+         'sibling notes');
 
 $r = fetch('/static/page.html', 'Accept-Encoding' => 'gzip');
 ok t_cmp($r->header('Content-Encoding'), 'gzip', 'gz sibling');
@@ -107,6 +160,7 @@ $r = fetch('/static/page.html', 'Accept-Encoding' => 'br',
            'If-None-Match' => $br_etag);
 ok t_cmp($r->code, 304, 'If-None-Match -> 304');
 ok t_cmp(vary_count($r), 1, '304 with Vary');
+ok t_cmp($r->header('ETag'), $br_etag, '304 names the sibling ETag');
 my $lm = fetch('/static/page.html', 'Accept-Encoding' => 'br')
     ->header('Last-Modified');
 $r = fetch('/static/page.html', 'Accept-Encoding' => 'br',
@@ -122,6 +176,15 @@ $r = fetch('/static/page.html', 'Accept-Encoding' => 'br',
 ok t_cmp($r->code, 206, 'Range -> 206');
 ok t_cmp($r->header('Content-Range'), 'bytes 0-9/' . length($brfile));
 ok $r->content eq substr($brfile, 0, 10);
+$r = fetch('/static/page.html', 'Accept-Encoding' => 'br',
+           'Range' => 'bytes=0-9', 'If-Range' => $br_etag);
+ok t_cmp($r->code, 206, 'If-Range with the sibling ETag -> 206');
+# The identity ETag must not let a range of br bytes be spliced into an
+# identity download.
+$r = fetch('/static/page.html', 'Accept-Encoding' => 'br',
+           'Range' => 'bytes=0-9', 'If-Range' => $id_etag);
+ok t_cmp($r->code, 200, 'If-Range with the identity ETag -> full 200');
+ok $r->content eq $brfile;
 
 # ---- index files ----------------------------------------------------------------
 $r = fetch('/static/', 'Accept-Encoding' => 'br');
@@ -141,8 +204,19 @@ for my $case (qw(stale dir fifo unreadable nolink ownerlinks/b)) {
     ok t_cmp($r->code, 200, "$case: 200");
     ok t_cmp(decode_body($r), $orig, "$case: not the sibling");
 }
+$r = fetch('/static/sameedit.html', 'Accept-Encoding' => 'gzip');
+ok t_cmp(decode_body($r), $edited, 'same-second edit: the new bytes');
+$r = fetch('/static/rollback.html', 'Accept-Encoding' => 'gzip');
+ok t_cmp(decode_body($r), $v1, 'rollback: the rolled-back bytes');
+$r = fetch('/static/markok.html', 'Accept-Encoding' => 'gzip');
+ok $r->content eq slurp("$dir/markok.html.gz");
+$r = fetch('/static/marked.html', 'Accept-Encoding' => 'gzip');
+ok t_cmp(decode_body($r), $longer, 'marked: the mark names another size');
+$r = fetch('/static/touched.html', 'Accept-Encoding' => 'br');
+ok t_cmp(decode_body($r), $orig, 'whole-second mtime copy: not served');
 my $log = slurp(serverroot() . '/logs/error_log');
-ok t_cmp($log, qr/ignoring \S*stale\.html\.gz: older than/, 'stale logged');
+ok t_cmp($log, qr/ignoring \S*stale\.html\.gz: it does not hold the current/,
+         'stale logged');
 my $count = () = $log =~ /ignoring \S*stale\.html\.gz/g;
 fetch('/static/stale.html', 'Accept-Encoding' => 'gzip');
 my $log2 = slurp(serverroot() . '/logs/error_log');
@@ -155,8 +229,7 @@ ok $r->content eq slurp("$dir/target.gz");
 $r = fetch('/static/ownerlinks/a.html', 'Accept-Encoding' => 'gzip');
 ok $r->content eq slurp("$dir/target.gz");
 
-# ---- access control is decided for F ---------------------------------------------
-$r = fetch('/static/secret.html', 'Accept-Encoding' => 'gzip');
-ok t_cmp($r->code, 403, 'denied F: denied sibling');
-$r = fetch('/static/secret.html.gz');
-ok t_cmp($r->code, 200, 'the sibling itself follows its own rules');
+# ---- the sibling of an edited file goes stale at once -------------------------
+spew("$dir/gzonly.html", "$orig<!-- now -->\n");
+$r = fetch('/static/gzonly.html', 'Accept-Encoding' => 'gzip');
+ok t_cmp(decode_body($r), "$orig<!-- now -->\n", 'edit: on the fly');

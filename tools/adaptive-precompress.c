@@ -750,7 +750,7 @@ static void install(job_t *j, const struct stat *st)
     struct timespec times[2];
     const char *what;
 
-    if (j->s->bytes_out >= j->s->bytes_in) {
+    if (adf_stream_bytes_out(j->s) >= adf_stream_bytes_in(j->s)) {
         struct stat sst;
 
         /* Not smaller: no sibling, and not the stale one from before. */
@@ -940,8 +940,8 @@ static int attempt(apr_pool_t *p, const char *path, job_t *jobs, int njobs)
             sum.written++;
             sum.nogroup += j->nogroup;
             sum.unmarked += j->unmarked;
-            sum.in[j->c] += j->s->bytes_in;
-            sum.out[j->c] += j->s->bytes_out;
+            sum.in[j->c] += adf_stream_bytes_in(j->s);
+            sum.out[j->c] += adf_stream_bytes_out(j->s);
             break;
         case OUT_REFRESHED:
             sum.refreshed++;
@@ -1182,8 +1182,9 @@ int main(int argc, char **argv)
         int n;
         char **v = split(codings, &n);
         for (i = 0; i < n; i++) {
-            int c = adf_coding_from_name(v[i]);
-            if (c < 0 || !adf_codec_get((adf_coding_e)c)) {
+            const adf_coding_t *d = adf_coding_by_token(v[i], strlen(v[i]));
+            int c = d ? (int)d->id : -1;
+            if (!d) {
                 fprintf(stderr, "adaptive-precompress: unknown or "
                         "unavailable coding '%s'\n", esc(v[i]));
                 return finish(2);

@@ -13,7 +13,7 @@ use Exporter 'import';
 
 our @EXPORT = qw(docroot fetch head gunzip_ok unbrotli decode_body slurp
                  spew gzip_xfl note_for set_load wait_for vary_count
-                 serverroot);
+                 serverroot compress_to make_sibling load_file);
 
 sub docroot { Apache::Test::vars('documentroot') }
 sub serverroot { Apache::Test::vars('serverroot') }
@@ -92,11 +92,38 @@ sub note_for {
     return {};
 }
 
+# The load file named in extra.conf.in: a quote and a backslash in its
+# name, so the status page's JSON must escape them.
+sub load_file { serverroot() . '/logs/load"q\\x' }
+
 sub set_load {
     my ($pct) = @_;
-    my $file = serverroot() . '/logs/load';
+    my $file = load_file();
     spew("$file.tmp", "$pct\n");
     rename "$file.tmp", $file or die "rename: $!";
+}
+
+# Compress $data with the reference tools into $file.
+sub compress_to {
+    my ($coding, $data, $file) = @_;
+    my $cmd = $coding eq 'gzip' ? "gzip -9n -c" : "brotli -q 11 -c";
+    open my $p, '|-', "$cmd > '$file'" or die "$cmd: $!";
+    binmode $p;
+    print $p $data;
+    close $p or die "$cmd failed";
+}
+
+# A sibling of $f made the way adaptive-precompress makes one: $f's bytes
+# (or $data) compressed, $f's mtime to the nanosecond, written after $f's
+# last change.  Returns the sibling's path.
+sub make_sibling {
+    my ($f, $coding, $data) = @_;
+    my $s = $f . ($coding eq 'gzip' ? '.gz' : '.br');
+    compress_to($coding, defined $data ? $data : slurp($f), $s);
+    sleep 0.02;         # a clock tick after $f's last change
+    system('touch', '-r', $f, $s) == 0 or die "touch -r $f $s";
+    chmod 0644, $s;
+    return $s;
 }
 
 # Poll $cond (a sub) until it is true or $secs pass.

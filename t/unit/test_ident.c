@@ -92,6 +92,37 @@ START_TEST(identity_equality)
 }
 END_TEST
 
+START_TEST(marks)
+{
+    adf_ident_t f = ident(1700000000, 123456789, 1700000001, 0);
+    char buf[ADF_MARK_MAX];
+    apr_int64_t size;
+    adf_ts_t m;
+    int n;
+
+    f.size = 4096;
+    n = adf_mark_format(buf, &f);
+    ck_assert_str_eq(buf, "1 size=4096 mtime=1700000000.123456789");
+    ck_assert_int_eq(adf_mark_parse(buf, (apr_size_t)n, &size, &m), 0);
+    ck_assert(adf_mark_matches(&f, size, &m, 0));
+    f.size++;
+    ck_assert(!adf_mark_matches(&f, size, &m, 0));
+    f.size--;
+    f.mtime.nsec = 123456000;       /* what APR reports */
+    ck_assert(!adf_mark_matches(&f, size, &m, 0));
+    ck_assert(adf_mark_matches(&f, size, &m, 1));
+    ck_assert_int_eq(adf_mark_parse("1 size=1 mtime=2.5", 18, &size, &m), 0);
+    ck_assert_int_eq(m.nsec, 5);
+    ck_assert_int_eq(adf_mark_parse("2 size=1 mtime=2.000000001", 26, &size,
+                                    &m), -1);
+    ck_assert_int_eq(adf_mark_parse("1 size=x mtime=2.1", 18, &size, &m), -1);
+    ck_assert_int_eq(adf_mark_parse("1 size=1 mtime=2", 16, &size, &m), -1);
+    ck_assert_int_eq(adf_mark_parse("1 size=1 mtime=2.1 ", 19, &size, &m), -1);
+    ck_assert_int_eq(adf_mark_parse("1 size=1 mtime=2.1000000000", 27, &size,
+                                    &m), -1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ident");
@@ -104,5 +135,6 @@ int main(void)
     tcase_add_test(tc, whole_second_copies_are_stale);
     tcase_add_test(tc, usec_conversion);
     tcase_add_test(tc, identity_equality);
+    tcase_add_test(tc, marks);
     return adf_test_run(s);
 }

@@ -127,9 +127,21 @@ START_TEST(names)
     ck_assert_str_eq(adf_coding_name(ADF_GZIP), "gzip");
     ck_assert_str_eq(adf_coding_name(ADF_BR), "br");
     ck_assert_ptr_null(adf_coding_name(ADF_IDENTITY));
-    ck_assert_int_eq(adf_coding_from_name("GZIP"), ADF_GZIP);
-    ck_assert_int_eq(adf_coding_from_name("br"), ADF_BR);
-    ck_assert_int_eq(adf_coding_from_name("deflate"), -1);
+    ck_assert_int_eq(adf_coding_by_token("GZIP", 4)->id, ADF_GZIP);
+    ck_assert_int_eq(adf_coding_by_token("x-gzip", 6)->id, ADF_GZIP);
+#ifdef ADF_HAVE_BROTLI
+    ck_assert_int_eq(adf_coding_by_token("br", 2)->id, ADF_BR);
+#endif
+    ck_assert_ptr_null(adf_coding_by_token("deflate", 7));
+    ck_assert_ptr_null(adf_coding_by_token("gzi", 3));
+    ck_assert_int_eq(adf_coding_by_ext("/a/b.html.gz", 12)->id, ADF_GZIP);
+    ck_assert_ptr_null(adf_coding_by_ext(".gz", 3));
+    ck_assert_ptr_null(adf_coding_by_ext("/a/b.html", 9));
+    ck_assert(adf_list_has("public, no-transform", "no-transform"));
+    ck_assert(adf_list_has("User-Agent,accept-encoding", "Accept-Encoding"));
+    ck_assert(!adf_list_has("no", "no-transform"));
+    ck_assert(!adf_list_has("no-transformer", "no-transform"));
+    ck_assert(!adf_list_has(NULL, "x"));
 }
 END_TEST
 

@@ -1,0 +1,33 @@
+/* Response and request header rules every path shares: Vary, no-transform,
+ * a declared Content-Encoding, the ETags of compressed representations
+ * and the conditional headers that name them. */
+#ifndef ADF_HEADERS_H
+#define ADF_HEADERS_H
+
+#include "adf_private.h"
+#include "adf_coding.h"
+
+/* Add "Accept-Encoding" to Vary unless it is there (or Vary is "*"),
+ * beside anything else the response varies on. */
+void adf_merge_vary(request_rec *r);
+
+/* Cache-Control: no-transform in the request / in the response (the
+ * handler's headers and the error headers, where CGIs and mod_headers'
+ * "always" put theirs). */
+int adf_req_no_transform(const request_rec *r);
+int adf_resp_no_transform(const request_rec *r);
+
+/* The Content-Encoding the response already declares (r->content_encoding,
+ * either header table; "identity" does not count), or NULL. */
+const char *adf_declared_encoding(const request_rec *r);
+
+/* "abc" -> "abc-gzip", W/"abc" -> W/"abc-gzip" in whichever table holds
+ * the ETag; a missing or malformed ETag is left alone. */
+void adf_suffix_etag(request_rec *r, adf_coding_e c);
+
+/* fixups hook: where this module may answer with a compressed
+ * representation, let If-None-Match / If-Match carrying its ETag match
+ * the handler's own (httpd bug 45023). */
+int adf_fixup_conditionals(request_rec *r);
+
+#endif /* ADF_HEADERS_H */

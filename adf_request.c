@@ -1,0 +1,58 @@
+/* Per-request state and the request's facts for the policy. */
+#include "adf_request.h"
+#include "adf_headers.h"
+
+#include <string.h>
+
+adf_req_t *adf_req(request_rec *r)
+{
+    adf_req_t *st = ap_get_module_config(r->request_config,
+                                         &adaptive_deflate_module);
+
+    if (!st) {
+        st = apr_pcalloc(r->pool, sizeof(*st));
+        ap_set_module_config(r->request_config, &adaptive_deflate_module, st);
+    }
+    return st;
+}
+
+adf_req_t *adf_req_peek(const request_rec *r)
+{
+    return ap_get_module_config(r->request_config, &adaptive_deflate_module);
+}
+
+static int env_off(const request_rec *r)
+{
+    const adf_req_t *st = adf_req_peek(r);
+
+    /* Where this module set no-gzip for mod_deflate, the operator's own
+     * setting was read before. */
+    if (st && st->env_known) {
+        return st->env_off;
+    }
+    return apr_table_get(r->subprocess_env, "no-gzip") != NULL
+           || apr_table_get(r->subprocess_env, "no-adaptive-deflate") != NULL;
+}
+
+void adf_request_facts(request_rec *r, const adf_dir_conf_t *dc,
+                       adf_accept_t *acc, adf_policy_in_t *in)
+{
+    const char *type = r->content_type;
+    int not_modified = r->status == HTTP_NOT_MODIFIED;
+
+    memset(in, 0, sizeof(*in));
+    adf_accept_parse(apr_table_get(r->headers_in, "Accept-Encoding"), acc);
+    in->accept = acc;
+    in->is_subrequest = r->main != NULL;
+    /* A 304 answers for the 200 it stands for. */
+    in->status_ok = adf_conf_status_ok(dc, not_modified ? HTTP_OK
+                                                        : r->status);
+    in->has_encoding = adf_declared_encoding(r) != NULL;
+    in->resp_no_transform = adf_resp_no_transform(r);
+    in->req_no_transform = adf_req_no_transform(r);
+    in->type_ok = adf_type_matches(type ? type : "", adf_conf_types(dc));
+    in->env_off = env_off(r);
+    in->proxied_off = !adf_conf_proxied(dc)
+                      && apr_table_get(r->headers_in, "Via") != NULL;
+    in->length = -1;
+}

@@ -1,0 +1,30 @@
+/* What one request's hooks tell each other: kept in r->request_config,
+ * never in notes (those are for logs). */
+#ifndef ADF_REQUEST_H
+#define ADF_REQUEST_H
+
+#include "adf_private.h"
+#include "adf_config.h"
+#include "adf_negotiate.h"
+#include "adf_policy.h"
+
+typedef struct {
+    adf_coding_e sibling;   /* a precompressed sibling is being served */
+    int claimed;            /* a filter instance owns this response */
+    int env_known;          /* env_off was read before we set no-gzip */
+    int env_off;            /* the operator's no-gzip/no-adaptive-deflate */
+} adf_req_t;
+
+/* The request's state, created on first use. */
+adf_req_t *adf_req(request_rec *r);
+
+/* Read the state without creating it: NULL when no hook set any. */
+adf_req_t *adf_req_peek(const request_rec *r);
+
+/* The facts about this request and response the policy decides on, as
+ * far as they are known now (status, type, headers); the caller fills
+ * the length and the controller's output. */
+void adf_request_facts(request_rec *r, const adf_dir_conf_t *dc,
+                       adf_accept_t *acc, adf_policy_in_t *in);
+
+#endif /* ADF_REQUEST_H */
