@@ -4,8 +4,9 @@
  *
  * A sibling S stands for its file F under the rule of adf_ident.h: S's
  * mtime equals F's to the nanosecond and S's inode changed after F's
- * (S.ctime > F.ctime).  The tool decides "up to date" by that rule and
- * writes siblings that satisfy it:
+ * (S.ctime > F.ctime), and, when S carries this tool's mark, F still has
+ * the size and mtime the mark records.  The tool decides "up to date" by
+ * that rule, as the module does, and writes siblings that satisfy it:
  *   - F is stat'ed before it is read and again once its siblings are in
  *     place; if it changed meanwhile, they are discarded and F is done
  *     again (before reading, the tool waits until the filesystem's clock
@@ -56,9 +57,6 @@
 static const char *const default_exts =
     "html,htm,xhtml,css,js,mjs,json,map,xml,rss,atom,svg,txt,csv,md,"
     "wasm,ttf,otf,eot,ico,webmanifest";
-
-/* The marker on every sibling this tool writes: -d removes only those. */
-#define MARKER "user.adaptive_deflate"
 
 /* Temporary files: ".NAME" TMP_TAG "XXXXXX" (or, when that would be too
  * long a name, TMP_TAG "XXXXXX" alone, its dot leading). */
@@ -403,6 +401,22 @@ typedef struct {
     int unmarked;       /* written without the marker */
 } job_t;
 
+/* As the module reads a mark: a sibling without one (or where there are
+ * no xattrs) passes; a marked one must name F's size and mtime. */
+static int mark_names(const char *sib, const adf_ident_t *f)
+{
+    char v[ADF_MARK_MAX];
+    ssize_t n = lgetxattr(sib, ADF_MARK_XATTR, v, sizeof(v));
+    apr_int64_t size;
+    adf_ts_t mtime;
+
+    if (n < 0) {
+        return 1;
+    }
+    return !adf_mark_parse(v, (apr_size_t)n, &size, &mtime)
+           && adf_mark_matches(f, size, &mtime, 0);
+}
+
 static sib_e sibling_state(const char *sib, const adf_ident_t *f)
 {
     struct stat sst;
@@ -412,6 +426,9 @@ static sib_e sibling_state(const char *sib, const adf_ident_t *f)
         return SIB_WRITE;   /* (a symlink or a directory: as before) */
     }
     ident_of(&sst, &s);
+    if (!mark_names(sib, f)) {
+        return SIB_WRITE;   /* made from another version of F */
+    }
     if (adf_sibling_fresh(f, &s)) {
         return SIB_FRESH;
     }
@@ -720,12 +737,13 @@ static mode_t keep_owner(job_t *j, const struct stat *st)
  * -d will not be able to remove these siblings.  -1 and errno. */
 static int mark(job_t *j, const struct stat *st)
 {
-    char v[96];
-    int n = snprintf(v, sizeof(v), "1 size=%lld mtime=%lld.%09ld",
-                     (long long)st->st_size, (long long)st->st_mtim.tv_sec,
-                     (long)st->st_mtim.tv_nsec);
+    char v[ADF_MARK_MAX];
+    adf_ident_t f;
+    int n;
 
-    if (fsetxattr(j->fd, MARKER, v, (size_t)n, 0) == 0) {
+    ident_of(st, &f);
+    n = adf_mark_format(v, &f);
+    if (fsetxattr(j->fd, ADF_MARK_XATTR, v, (size_t)n, 0) == 0) {
         return 0;
     }
     if (errno != ENOTSUP) {
@@ -737,8 +755,8 @@ static int mark(job_t *j, const struct stat *st)
         fflush(stdout);
         fprintf(stderr, "adaptive-precompress: warning: %s: its filesystem "
                 "has no user extended attributes, so siblings written there "
-                "carry no " MARKER " marker and -d will not be able to "
-                "remove them later\n", esc(j->sib));
+                "carry no " ADF_MARK_XATTR " marker and -d will not be able "
+                "to remove them later\n", esc(j->sib));
     }
     return 0;
 }
@@ -764,7 +782,7 @@ static void install(job_t *j, const struct stat *st)
     times[0] = st->st_atim;
     times[1] = st->st_mtim;
     if (mark(j, st) != 0) {
-        what = "cannot set the " MARKER " marker";
+        what = "cannot set the " ADF_MARK_XATTR " marker";
     }
     else if (fchmod(j->fd, keep_owner(j, st)) != 0) {
         what = "cannot set its mode";
@@ -1004,8 +1022,10 @@ static void process_file(const char *path, const struct stat *st)
 /* A .gz/.br whose file is gone: removed when our marker is on it. */
 static void check_orphan(const char *path)
 {
-    char base[4096], v[64];
+    char base[4096], v[ADF_MARK_MAX];
     struct stat st;
+    apr_int64_t size;
+    adf_ts_t mtime;
     ssize_t n;
     int c;
 
@@ -1019,8 +1039,8 @@ static void check_orphan(const char *path)
         if (!compressible(base) || lstat(base, &st) == 0 || errno != ENOENT) {
             continue;
         }
-        n = lgetxattr(path, MARKER, v, sizeof(v));
-        if (n < 2 || memcmp(v, "1 ", 2)) {
+        n = lgetxattr(path, ADF_MARK_XATTR, v, sizeof(v));
+        if (n < 0 || adf_mark_parse(v, (apr_size_t)n, &size, &mtime)) {
             sum.kept++;         /* not shown to be ours: never removed */
             continue;
         }

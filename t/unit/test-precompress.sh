@@ -171,6 +171,13 @@ chmod 644 "$f"
 run "$d/refresh"
 t "truncated or trailing-junk sibling with F's mtime: rewritten" 'has "$out" "2 siblings written, 0 refreshed" && decodes "$f"'
 
+# A marked sibling made from another version of F (its inode touched
+# since, so the times alone would pass): the module would not serve it.
+setup marked @1700000000.500000000
+setfattr -n user.adaptive_deflate -v "1 size=1 mtime=1700000000.500000000" "$f.gz"
+run "$d/marked"
+t "marked sibling naming another version of F: rewritten" 'has "$out" "1 siblings written, 0 refreshed, 1 up to date" && [ "$(marker "$f.gz")" = "1 size=$(stat -c %s "$f") mtime=1700000000.500000000" ] && decodes "$f"'
+
 # ---- group ----------------------------------------------------------------
 # As root, a group like www-data; otherwise one of our supplementary groups.
 grp=
