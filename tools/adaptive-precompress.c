@@ -2,13 +2,29 @@
  * siblings for the compressible files of a document tree, for
  * AdaptiveDeflatePrecompressed.
  *
- * A sibling is rewritten only when it is missing or older than its file;
- * it is written to a temporary file in the same directory and renamed
- * over the old one, so httpd never serves a half-written sibling; it
- * carries its file's mtime; it is not kept when it would not be smaller.
+ * A sibling S stands for its file F under the rule of adf_ident.h: S's
+ * mtime equals F's to the nanosecond and S's inode changed after F's
+ * (S.ctime > F.ctime), and, when S carries this tool's mark, F still has
+ * the size and mtime the mark records.  The tool decides "up to date" by
+ * that rule, as the module does, and writes siblings that satisfy it:
+ *   - F is stat'ed before it is read and again once its siblings are in
+ *     place; if it changed meanwhile, they are discarded and F is done
+ *     again (before reading, the tool waits until the filesystem's clock
+ *     has moved past F's last change, so any later change shows);
+ *   - a sibling is compressed into a temporary file in the same directory
+ *     (.NAME.adaptive-precompress-XXXXXX), given F's mode, group (and,
+ *     as root, owner), F's atime and mtime, a marker naming it as ours,
+ *     synced and renamed over S: a server never sees a half-written one;
+ *   - a sibling with F's mtime that changed before F did (a tree copied
+ *     with cp -a, a chmod of F) is decoded and, when it holds exactly F's
+ *     bytes, touched instead of recompressed ("refreshed");
+ *   - a sibling that would not be smaller is not kept.
+ * -d removes a .gz/.br whose file is gone only when the marker (an
+ * extended attribute) shows the tool wrote it.
  */
 #include "config.h"
 #include "adf_codec.h"
+#include "adf_ident.h"
 
 #include <apr_general.h>
 #include <apr_strings.h>
@@ -16,16 +32,45 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <getopt.h>
+#include <grp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
+#include <zlib.h>
+#ifdef ADF_HAVE_BROTLI
+#include <brotli/decode.h>
+#endif
 
+#ifndef ENOTSUP
+#define ENOTSUP EOPNOTSUPP
+#endif
+
+/* No type httpd processes before sending (shtml: mod_include; php, cgi,
+ * var, asis...): its sibling would publish the source.  See the man
+ * page. */
 static const char *const default_exts =
-    "html,htm,xhtml,shtml,css,js,mjs,json,map,xml,rss,atom,svg,txt,csv,md,"
+    "html,htm,xhtml,css,js,mjs,json,map,xml,rss,atom,svg,txt,csv,md,"
     "wasm,ttf,otf,eot,ico,webmanifest";
+
+/* Temporary files: ".NAME" TMP_TAG "XXXXXX" (or, when that would be too
+ * long a name, TMP_TAG "XXXXXX" alone, its dot leading). */
+#define TMP_TAG ".adaptive-precompress-"
+#define TMP_TAG_LEN (sizeof(TMP_TAG) - 1)
+#define TMP_LEN (TMP_TAG_LEN + 6)
+#define NAME_MAX_BYTES 255
+
+/* Waiting for the filesystem's clock: 10 ms a step, 3 s at most (FAT
+ * keeps times to 2 s). */
+#define TICK_NSEC 10000000L
+#define MAX_TICKS 300
+
+#define ATTEMPTS 3
 
 static struct {
     int dry_run, quiet, delete_orphans, tty;
@@ -37,13 +82,130 @@ static struct {
 } opt;
 
 static struct {
-    long files, written, uptodate, notsmaller, removed, errors, seen;
+    long files, written, refreshed, uptodate, notsmaller, removed, errors;
+    long kept, nogroup, unmarked;
     long long in[ADF_NCODINGS], out[ADF_NCODINGS];
+    int progress_shown, warned_group, warned_xattr;
 } sum;
 
 static apr_pool_t *pool;
 static const char *const ext_of[ADF_NCODINGS] = { NULL, ".gz", ".br" };
 static const int level_of[ADF_NCODINGS] = { 0, 9, 11 };
+
+/* ---- output ----------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at p for a printable character
+ * (U+00A0 and above), or 0: C1 controls and broken bytes get escaped. */
+static int utf8_printable(const unsigned char *p)
+{
+    unsigned cp;
+    int n, i;
+
+    if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+        n = 2;
+        cp = p[0] & 0x1f;
+    }
+    else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+        n = 3;
+        cp = p[0] & 0x0f;
+    }
+    else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+        n = 4;
+        cp = p[0] & 0x07;
+    }
+    else {
+        return 0;
+    }
+    for (i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80) {
+            return 0;
+        }
+        cp = (cp << 6) | (p[i] & 0x3f);
+    }
+    if (cp < 0xa0 || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000)
+        || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) {
+        return 0;
+    }
+    return n;
+}
+
+/* A name as printed: backslash as \\, control characters (C0, DEL, C1)
+ * and bytes that are not UTF-8 as \xNN, so that no file name can drive
+ * the terminal or forge a line of output.  Two buffers in turn: at most
+ * two names per message. */
+static const char *esc(const char *name)
+{
+    static char bufs[2][16384];
+    static int which;
+    char *b = bufs[which ^= 1], *o = b;
+    char *end = b + sizeof(bufs[0]) - 8;
+    const unsigned char *p = (const unsigned char *)name;
+    int n;
+
+    while (*p && o < end) {
+        if (*p == '\\') {
+            *o++ = '\\';
+            *o++ = '\\';
+            p++;
+        }
+        else if (*p >= 0x20 && *p < 0x7f) {
+            *o++ = (char)*p++;
+        }
+        else if ((n = utf8_printable(p)) > 0) {
+            memcpy(o, p, (size_t)n);
+            o += n;
+            p += n;
+        }
+        else {
+            o += sprintf(o, "\\x%02x", *p++);
+        }
+    }
+    strcpy(o, *p ? "..." : "");
+    return b;
+}
+
+static void clear_progress(void)
+{
+    if (sum.progress_shown) {
+        fputs("\r\033[K", stderr);
+        sum.progress_shown = 0;
+    }
+}
+
+static void progress(const char *path)
+{
+    if (opt.tty && !opt.quiet) {
+        fprintf(stderr, "\r\033[K[%ld] %.70s", sum.files, esc(path));
+        sum.progress_shown = 1;
+    }
+}
+
+/* "adaptive-precompress: NAME: message", counted as an error. */
+static void error(const char *name, const char *fmt, ...)
+{
+    va_list ap;
+
+    clear_progress();
+    fflush(stdout);
+    fprintf(stderr, "adaptive-precompress: %s: ", esc(name));
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    sum.errors++;
+}
+
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+
+    clear_progress();
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+}
+
+/* ---- names ------------------------------------------------------------ */
 
 static int has_ext(const char *path, const char *ext)
 {
@@ -69,6 +231,372 @@ static int compressible(const char *path)
     return 0;
 }
 
+/* One of our temporary files (leading dot, TMP_TAG, six mkstemp
+ * characters at the end)?  User files are never taken for one unless
+ * named that way on purpose. */
+static int our_temp(const char *base)
+{
+    size_t n = strlen(base), i;
+
+    if (n < TMP_LEN || base[0] != '.'
+        || memcmp(base + n - TMP_LEN, TMP_TAG, TMP_TAG_LEN)) {
+        return 0;
+    }
+    for (i = n - 6; i < n; i++) {
+        char ch = base[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')
+              || (ch >= '0' && ch <= '9'))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The mkstemp template for a temporary file next to path. */
+static char *temp_name(apr_pool_t *p, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    const char *dir = slash ? apr_pstrndup(p, path, (apr_size_t)(base - path))
+                            : "";
+
+    if (strlen(base) + 1 + TMP_LEN > NAME_MAX_BYTES) {
+        return apr_pstrcat(p, dir, TMP_TAG, "XXXXXX", NULL);
+    }
+    return apr_pstrcat(p, dir, ".", base, TMP_TAG, "XXXXXX", NULL);
+}
+
+/* ---- identity and time ------------------------------------------------ */
+
+static adf_ts_t ts_of(const struct timespec *t)
+{
+    adf_ts_t r;
+
+    r.sec = t->tv_sec;
+    r.nsec = t->tv_nsec;
+    return r;
+}
+
+static void ident_of(const struct stat *st, adf_ident_t *id)
+{
+    id->dev = st->st_dev;
+    id->ino = st->st_ino;
+    id->size = st->st_size;
+    id->mtime = ts_of(&st->st_mtim);
+    id->ctime = ts_of(&st->st_ctim);
+}
+
+/* Is path still the file version f? */
+static int unchanged(const char *path, const adf_ident_t *f)
+{
+    struct stat st;
+    adf_ident_t now;
+
+    if (lstat(path, &st) != 0) {
+        return 0;
+    }
+    ident_of(&st, &now);
+    return adf_ident_same(f, &now);
+}
+
+/* Did the inode of fst change after time t? */
+static int changed_after(const struct stat *fst, const struct timespec *t)
+{
+    adf_ts_t a = ts_of(&fst->st_ctim), b = ts_of(t);
+
+    return adf_ts_cmp(&a, &b) > 0;
+}
+
+static void tick(void)
+{
+    struct timespec ts = { 0, TICK_NSEC };
+
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+/* Set fd's times (again, after a tick, when the filesystem's clock has
+ * not moved) until its inode changed after fctime.  -1 and errno. */
+static int change_after(int fd, const struct timespec times[2],
+                        const struct timespec *fctime)
+{
+    struct stat sst;
+    int n;
+
+    for (n = 0; ; n++) {
+        if (futimens(fd, times) != 0 || fstat(fd, &sst) != 0) {
+            return -1;
+        }
+        if (changed_after(&sst, fctime)) {
+            return 0;
+        }
+        if (n == MAX_TICKS) {
+            errno = EAGAIN;
+            return -1;
+        }
+        tick();
+    }
+}
+
+/* Wait until the filesystem's clock (a probe file's change time) has
+ * moved past F's last change, then stat F: any change to F after that
+ * stat will show in its ctime, even within the same clock tick as an
+ * earlier one.  Reports its own errors. */
+static int settle(apr_pool_t *p, const char *path, int in, struct stat *st)
+{
+    char *probe = temp_name(p, path);
+    struct stat pst;
+    int fd, n, rc = -1;
+
+    if ((fd = mkostemp(probe, O_CLOEXEC)) < 0) {
+        error(path, "cannot write in its directory: %s", strerror(errno));
+        return -1;
+    }
+    for (n = 0; ; n++) {
+        if ((n && futimens(fd, NULL) != 0) || fstat(fd, &pst) != 0
+            || fstat(in, st) != 0) {
+            error(path, "%s", strerror(errno));
+            break;
+        }
+        if (changed_after(&pst, &st->st_ctim)) {
+            rc = 0;
+            break;
+        }
+        if (n == MAX_TICKS) {
+            error(path, "its inode change time is ahead of its filesystem's "
+                  "clock; try again later");
+            break;
+        }
+        tick();
+    }
+    close(fd);
+    unlink(probe);
+    return rc;
+}
+
+/* ---- siblings --------------------------------------------------------- */
+
+typedef enum {
+    SIB_FRESH,          /* holds F by the rule: nothing to do */
+    SIB_CHECK,          /* F's mtime, changed before F: decode and see */
+    SIB_REFRESH,        /* decoded to exactly F: touch it */
+    SIB_WRITE,          /* missing, stale or not F's bytes: compress */
+    SIB_FAILED          /* an error was reported */
+} sib_e;
+
+typedef enum {
+    OUT_NONE, OUT_WROTE, OUT_REFRESHED, OUT_NOTSMALLER
+} outcome_e;
+
+typedef struct {
+    adf_coding_e c;
+    const char *sib;
+    char *tmp;
+    sib_e state;
+    outcome_e outcome;
+    int fd;             /* the temporary file, or the sibling refreshed */
+    adf_stream_t *s;
+    apr_status_t rv;
+    int nogroup;        /* written without F's group */
+    int unmarked;       /* written without the marker */
+} job_t;
+
+/* As the module reads a mark: a sibling without one (or where there are
+ * no xattrs) passes; a marked one must name F's size and mtime. */
+static int mark_names(const char *sib, const adf_ident_t *f)
+{
+    char v[ADF_MARK_MAX];
+    ssize_t n = lgetxattr(sib, ADF_MARK_XATTR, v, sizeof(v));
+    apr_int64_t size;
+    adf_ts_t mtime;
+
+    if (n < 0) {
+        return 1;
+    }
+    return !adf_mark_parse(v, (apr_size_t)n, &size, &mtime)
+           && adf_mark_matches(f, size, &mtime, 0);
+}
+
+static sib_e sibling_state(const char *sib, const adf_ident_t *f)
+{
+    struct stat sst;
+    adf_ident_t s;
+
+    if (lstat(sib, &sst) != 0 || !S_ISREG(sst.st_mode)) {
+        return SIB_WRITE;   /* (a symlink or a directory: as before) */
+    }
+    ident_of(&sst, &s);
+    if (!mark_names(sib, f)) {
+        return SIB_WRITE;   /* made from another version of F */
+    }
+    if (adf_sibling_fresh(f, &s)) {
+        return SIB_FRESH;
+    }
+    if (adf_ts_cmp(&s.mtime, &f->mtime) == 0) {
+        /* Touching it needs its owner, or root. */
+        return sst.st_uid == geteuid() || geteuid() == 0 ? SIB_CHECK
+                                                         : SIB_WRITE;
+    }
+    return SIB_WRITE;
+}
+
+/* Compare n decoded bytes with F's bytes at *off.  1 same, 0 not, -1
+ * when F could not be read (errno). */
+static int same_bytes(int in, apr_off_t *off, apr_off_t size,
+                      const unsigned char *data, size_t n)
+{
+    unsigned char buf[65536];
+
+    while (n) {
+        size_t want = n < sizeof(buf) ? n : sizeof(buf);
+        ssize_t got;
+
+        if (*off + (apr_off_t)want > size) {
+            return 0;
+        }
+        got = pread(in, buf, want, *off);
+        if (got < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return -1;
+        }
+        if (got == 0 || memcmp(buf, data, (size_t)got)) {
+            return 0;
+        }
+        *off += got;
+        data += got;
+        n -= (size_t)got;
+    }
+    return 1;
+}
+
+/* Does the sibling open on sfd decode to exactly F's size bytes (in)?
+ * 1 yes, 0 no (broken, truncated, trailing data, other bytes), -1 when
+ * F could not be read (errno). */
+static int holds_file(adf_coding_e c, int sfd, int in, apr_off_t size)
+{
+    unsigned char ib[65536], ob[65536];
+    apr_off_t off = 0;
+    ssize_t n = 0;
+    int eof = 0, r = 0, done = 0;
+
+    if (c == ADF_GZIP) {
+        z_stream z;
+        int zrc;
+
+        memset(&z, 0, sizeof(z));
+        if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+            return 0;
+        }
+        for (;;) {
+            if (z.avail_in == 0 && !eof) {
+                if ((n = read(sfd, ib, sizeof(ib))) < 0) {
+                    break;
+                }
+                eof = n == 0;
+                z.next_in = ib;
+                z.avail_in = (uInt)n;
+            }
+            z.next_out = ob;
+            z.avail_out = sizeof(ob);
+            zrc = inflate(&z, Z_NO_FLUSH);
+            if ((r = same_bytes(in, &off, size, ob,
+                                sizeof(ob) - z.avail_out)) != 1) {
+                break;
+            }
+            r = 0;
+            if (zrc == Z_STREAM_END) {
+                done = z.avail_in == 0;
+                break;
+            }
+            if ((zrc != Z_OK && zrc != Z_BUF_ERROR)
+                || (zrc == Z_BUF_ERROR && eof && z.avail_in == 0)) {
+                break;
+            }
+        }
+        inflateEnd(&z);
+    }
+#ifdef ADF_HAVE_BROTLI
+    else if (c == ADF_BR) {
+        BrotliDecoderState *st = BrotliDecoderCreateInstance(NULL, NULL,
+                                                             NULL);
+        BrotliDecoderResult br;
+        const uint8_t *next_in = ib;
+        size_t avail_in = 0;
+
+        if (!st) {
+            return 0;
+        }
+        for (;;) {
+            uint8_t *next_out = ob;
+            size_t avail_out = sizeof(ob);
+
+            if (avail_in == 0 && !eof) {
+                if ((n = read(sfd, ib, sizeof(ib))) < 0) {
+                    break;
+                }
+                eof = n == 0;
+                next_in = ib;
+                avail_in = (size_t)n;
+            }
+            br = BrotliDecoderDecompressStream(st, &avail_in, &next_in,
+                                               &avail_out, &next_out, NULL);
+            if ((r = same_bytes(in, &off, size, ob,
+                                sizeof(ob) - avail_out)) != 1) {
+                break;
+            }
+            r = 0;
+            if (br == BROTLI_DECODER_RESULT_SUCCESS) {
+                done = avail_in == 0;
+                break;
+            }
+            if (br == BROTLI_DECODER_RESULT_ERROR
+                || (br == BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT && eof
+                    && avail_in == 0)) {
+                break;
+            }
+        }
+        BrotliDecoderDestroyInstance(st);
+    }
+#endif
+    if (r < 0) {
+        return -1;
+    }
+    /* The whole of F, and nothing after the end of the stream. */
+    return done && off == size && read(sfd, ib, 1) == 0;
+}
+
+/* SIB_CHECK: open the sibling and decode it.  Keeps it open in j->fd
+ * when it holds F (SIB_REFRESH), else SIB_WRITE.  -1 when F could not be
+ * read (reported). */
+static int check_sibling(job_t *j, const char *path, int in,
+                         const struct stat *st)
+{
+    struct stat sst;
+    int r;
+
+    j->state = SIB_WRITE;
+    j->fd = open(j->sib, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (j->fd < 0) {
+        return 0;
+    }
+    if (fstat(j->fd, &sst) == 0 && S_ISREG(sst.st_mode)
+        && (r = holds_file(j->c, j->fd, in, st->st_size)) != 0) {
+        if (r < 0) {
+            error(path, "cannot read: %s", strerror(errno));
+            close(j->fd);
+            j->fd = -1;
+            return -1;
+        }
+        j->state = SIB_REFRESH;
+        return 0;
+    }
+    close(j->fd);
+    j->fd = -1;
+    return 0;
+}
+
 static apr_status_t to_fd(void *baton, const char *data, apr_size_t len)
 {
     int fd = *(int *)baton;
@@ -87,151 +615,454 @@ static apr_status_t to_fd(void *baton, const char *data, apr_size_t len)
     return APR_SUCCESS;
 }
 
-static void progress(const char *path)
+static void drop_temp(job_t *j)
 {
-    if (opt.tty && !opt.quiet) {
-        fprintf(stderr, "\r\033[K[%ld] %.70s", sum.seen, path);
+    if (j->fd >= 0) {
+        close(j->fd);
+        j->fd = -1;
+    }
+    if (j->tmp) {
+        unlink(j->tmp);
+        j->tmp = NULL;
     }
 }
 
-/* Compress path into its sibling for coding c. */
-static void make_sibling(const char *path, const struct stat *st,
-                         adf_coding_e c)
+/* Compress F once into a temporary file per SIB_WRITE job.  -1 when F
+ * could not be read (reported once; every temporary dropped). */
+static int compress_file(apr_pool_t *p, const char *path, int in,
+                    const struct stat *st, job_t *jobs, int njobs)
 {
-    char sib[4096], tmp[4096 + 16];
-    struct stat sst;
-    struct timespec times[2];
-    apr_pool_t *p;
-    adf_stream_t *s;
-    char buf[65536];
+    char buf[65536], err[256];
+    apr_off_t off = 0;
     ssize_t n;
-    int in, out;
-    apr_status_t rv = APR_SUCCESS;
+    int i, active = 0;
 
-    if ((size_t)snprintf(sib, sizeof(sib), "%s%s", path, ext_of[c])
-        >= sizeof(sib)) {
-        fprintf(stderr, "adaptive-precompress: %s: name too long\n", path);
-        sum.errors++;
-        return;
+    for (i = 0; i < njobs; i++) {
+        job_t *j = &jobs[i];
+
+        if (j->state != SIB_WRITE) {
+            continue;
+        }
+        j->tmp = temp_name(p, j->sib);
+        if ((j->fd = mkostemp(j->tmp, O_CLOEXEC)) < 0) {
+            error(j->sib, "cannot create a temporary file beside it: %s",
+                  strerror(errno));
+            j->tmp = NULL;
+            j->state = SIB_FAILED;
+            continue;
+        }
+        j->rv = adf_stream_open(&j->s, p, j->c, level_of[j->c], st->st_size,
+                                65536, to_fd, &j->fd);
+        active++;
     }
-    if (lstat(sib, &sst) == 0 && S_ISREG(sst.st_mode)
-        && sst.st_mtime >= st->st_mtime) {
-        sum.uptodate++;
-        return;
-    }
-    if (opt.dry_run) {
-        printf("would write %s\n", sib);
-        sum.written++;
-        return;
-    }
-    snprintf(tmp, sizeof(tmp), "%s.tmp-XXXXXX", sib);
-    if ((in = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-        fprintf(stderr, "adaptive-precompress: %s: %s\n", path,
-                strerror(errno));
-        sum.errors++;
-        return;
-    }
-    if ((out = mkstemp(tmp)) < 0) {
-        fprintf(stderr, "adaptive-precompress: %s: %s\n", tmp,
-                strerror(errno));
-        close(in);
-        sum.errors++;
-        return;
-    }
-    apr_pool_create(&p, pool);
-    rv = adf_stream_open(&s, p, c, level_of[c], st->st_size, 65536, to_fd,
-                         &out);
-    while (rv == APR_SUCCESS && (n = read(in, buf, sizeof(buf))) != 0) {
+    while (active) {
+        n = pread(in, buf, sizeof(buf), off);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
         if (n < 0) {
-            if (errno == EINTR) {
-                continue;
+            error(path, "cannot read: %s", strerror(errno));
+            for (i = 0; i < njobs; i++) {
+                if (jobs[i].state == SIB_WRITE) {
+                    drop_temp(&jobs[i]);
+                    jobs[i].state = SIB_FAILED;
+                }
             }
-            rv = APR_FROM_OS_ERROR(errno);
+            return -1;
+        }
+        for (i = 0; i < njobs; i++) {
+            job_t *j = &jobs[i];
+            if (j->state == SIB_WRITE && j->rv == APR_SUCCESS) {
+                j->rv = adf_stream_write(j->s, n ? buf : NULL,
+                                         (apr_size_t)n,
+                                         n ? ADF_OP_WRITE : ADF_OP_FINISH);
+            }
+        }
+        if (n == 0) {
             break;
         }
-        rv = adf_stream_write(s, buf, (apr_size_t)n, ADF_OP_WRITE);
+        off += n;
     }
-    if (rv == APR_SUCCESS) {
-        rv = adf_stream_write(s, NULL, 0, ADF_OP_FINISH);
+    for (i = 0; i < njobs; i++) {
+        job_t *j = &jobs[i];
+        if (j->state == SIB_WRITE && j->rv != APR_SUCCESS) {
+            error(j->sib, "%s", apr_strerror(j->rv, err, sizeof(err)));
+            drop_temp(j);
+            j->state = SIB_FAILED;
+        }
     }
-    close(in);
-    /* The sibling carries its file's mtime: fresh until the file changes. */
+    return 0;
+}
+
+/* Give the temporary file F's group (and, as root, F's owner): a 0640
+ * root:www-data file must not get siblings httpd cannot read.  When the
+ * group cannot be kept, the sibling gets no group permissions at all (it
+ * must not grant F's bytes to another group), and the run says so once.
+ * Returns the mode to give it. */
+static mode_t keep_owner(job_t *j, const struct stat *st)
+{
+    mode_t mode = st->st_mode & 0777;
+    struct stat tst;
+    struct group *g;
+    int e;
+
+    if (geteuid() == 0 && fchown(j->fd, st->st_uid, st->st_gid) == 0) {
+        return mode;
+    }
+    if (fchown(j->fd, (uid_t)-1, st->st_gid) == 0) {
+        return mode;
+    }
+    e = errno;
+    if (fstat(j->fd, &tst) == 0 && tst.st_gid == st->st_gid) {
+        return mode;
+    }
+    j->nogroup = 1;
+    if (!sum.warned_group++) {
+        g = getgrgid(st->st_gid);
+        clear_progress();
+        fflush(stdout);
+        fprintf(stderr, "adaptive-precompress: warning: %s: cannot give it "
+                "the group of its file, %s (%s); siblings that cannot keep "
+                "their file's group are written without group permissions, "
+                "and a server that reads through that group cannot use them "
+                "(run as root or as a member of the group)\n", esc(j->sib),
+                g ? g->gr_name : apr_ltoa(pool, (long)st->st_gid),
+                strerror(e));
+    }
+    return mode & 0707;
+}
+
+/* Mark the temporary file as written by this tool, with F's identity.
+ * Where the filesystem has no user extended attributes, say once that
+ * -d will not be able to remove these siblings.  -1 and errno. */
+static int mark(job_t *j, const struct stat *st)
+{
+    char v[ADF_MARK_MAX];
+    adf_ident_t f;
+    int n;
+
+    ident_of(st, &f);
+    n = adf_mark_format(v, &f);
+    if (fsetxattr(j->fd, ADF_MARK_XATTR, v, (size_t)n, 0) == 0) {
+        return 0;
+    }
+    if (errno != ENOTSUP) {
+        return -1;
+    }
+    j->unmarked = 1;
+    if (!sum.warned_xattr++) {
+        clear_progress();
+        fflush(stdout);
+        fprintf(stderr, "adaptive-precompress: warning: %s: its filesystem "
+                "has no user extended attributes, so siblings written there "
+                "carry no " ADF_MARK_XATTR " marker and -d will not be able "
+                "to remove them later\n", esc(j->sib));
+    }
+    return 0;
+}
+
+/* Put a compressed temporary file in place as the sibling: marked, F's
+ * mode, group and times, its inode changed after F's, synced, renamed. */
+static void install(job_t *j, const struct stat *st)
+{
+    struct timespec times[2];
+    const char *what;
+
+    if (adf_stream_bytes_out(j->s) >= adf_stream_bytes_in(j->s)) {
+        struct stat sst;
+
+        /* Not smaller: no sibling, and not the stale one from before. */
+        drop_temp(j);
+        if (lstat(j->sib, &sst) == 0 && S_ISREG(sst.st_mode)) {
+            unlink(j->sib);
+        }
+        j->outcome = OUT_NOTSMALLER;
+        return;
+    }
     times[0] = st->st_atim;
     times[1] = st->st_mtim;
-    if (rv == APR_SUCCESS && (fchmod(out, st->st_mode & 0777) != 0
-                              || futimens(out, times) != 0
-                              || fsync(out) != 0)) {
-        rv = APR_FROM_OS_ERROR(errno);
+    if (mark(j, st) != 0) {
+        what = "cannot set the " ADF_MARK_XATTR " marker";
     }
-    if (close(out) != 0 && rv == APR_SUCCESS) {
-        rv = APR_FROM_OS_ERROR(errno);
+    else if (fchmod(j->fd, keep_owner(j, st)) != 0) {
+        what = "cannot set its mode";
     }
-    if (rv != APR_SUCCESS) {
-        char err[256];
-        fprintf(stderr, "adaptive-precompress: %s: %s\n", sib,
-                apr_strerror(rv, err, sizeof(err)));
-        unlink(tmp);
-        sum.errors++;
+    else if (change_after(j->fd, times, &st->st_ctim) != 0) {
+        what = errno == EAGAIN
+            ? "its inode change time does not move past its file's, so a "
+              "server would not use it"
+            : "cannot set its times";
     }
-    else if (adf_stream_bytes_out(s) >= adf_stream_bytes_in(s)) {
-        /* Not smaller: no sibling (and none left from before). */
-        unlink(tmp);
-        unlink(sib);
-        sum.notsmaller++;
+    else if (fsync(j->fd) != 0) {
+        what = "cannot write";
     }
-    else if (rename(tmp, sib) != 0) {
-        fprintf(stderr, "adaptive-precompress: %s: %s\n", sib,
-                strerror(errno));
-        unlink(tmp);
-        sum.errors++;
+    else if (rename(j->tmp, j->sib) != 0) {
+        what = "cannot rename the temporary file to it";
     }
     else {
-        sum.written++;
-        sum.in[c] += adf_stream_bytes_in(s);
-        sum.out[c] += adf_stream_bytes_out(s);
+        j->tmp = NULL;      /* the sibling now; j->fd stays open */
+        j->outcome = OUT_WROTE;
+        return;
+    }
+    if (errno == EAGAIN) {
+        error(j->sib, "%s", what);
+    }
+    else {
+        error(j->sib, "%s: %s", what, strerror(errno));
+    }
+    drop_temp(j);
+    j->state = SIB_FAILED;
+}
+
+/* A sibling that holds F's bytes: touch it so that it changed after F. */
+static void refresh(job_t *j, const struct stat *st)
+{
+    struct timespec times[2];
+
+    times[0].tv_sec = 0;
+    times[0].tv_nsec = UTIME_OMIT;
+    times[1] = st->st_mtim;
+    if (change_after(j->fd, times, &st->st_ctim) != 0) {
+        error(j->sib, "cannot refresh: %s", errno == EAGAIN
+              ? "its inode change time does not move past its file's"
+              : strerror(errno));
+        close(j->fd);
+        j->fd = -1;
+        j->state = SIB_FAILED;
+        return;
+    }
+    j->outcome = OUT_REFRESHED;
+}
+
+/* F changed while its siblings were being put in place: none of them
+ * may stand for it.  Ours go; one only touched gets an mtime that is not
+ * F's (it is rewritten next time). */
+static void undo(job_t *j, const struct stat *st)
+{
+    struct stat a, b;
+
+    if (j->outcome == OUT_WROTE && fstat(j->fd, &a) == 0
+        && lstat(j->sib, &b) == 0 && a.st_ino == b.st_ino
+        && a.st_dev == b.st_dev) {
+        unlink(j->sib);
+    }
+    else if (j->outcome == OUT_REFRESHED) {
+        struct timespec times[2];
+
+        times[0].tv_sec = 0;
+        times[0].tv_nsec = UTIME_OMIT;
+        times[1] = st->st_mtim;
+        if (times[1].tv_nsec > 0) {
+            times[1].tv_nsec--;
+        }
+        else {
+            times[1].tv_sec--;
+            times[1].tv_nsec = 999999999L;
+        }
+        futimens(j->fd, times);
+    }
+}
+
+enum { DONE, FAILED, CHANGED };
+
+/* One go at F's siblings. */
+static int attempt(apr_pool_t *p, const char *path, job_t *jobs, int njobs)
+{
+    struct stat st;
+    adf_ident_t f;
+    int in, i, writes = 0, rc = DONE;
+
+    for (i = 0; i < njobs; i++) {
+        jobs[i].tmp = NULL;
+        jobs[i].fd = -1;
+        jobs[i].s = NULL;
+        jobs[i].rv = APR_SUCCESS;
+        jobs[i].outcome = OUT_NONE;
+        jobs[i].nogroup = jobs[i].unmarked = 0;
+    }
+    if ((in = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC))
+        < 0) {
+        if (errno == ENOENT || errno == ELOOP) {
+            return DONE;        /* gone, or now a symlink, since the walk */
+        }
+        error(path, "cannot read: %s", strerror(errno));
+        return FAILED;
+    }
+    if (fstat(in, &st) != 0) {
+        error(path, "%s", strerror(errno));
+        close(in);
+        return FAILED;
+    }
+    if (!S_ISREG(st.st_mode)
+        || (!opt.dry_run && settle(p, path, in, &st) != 0)) {
+        close(in);
+        return S_ISREG(st.st_mode) ? FAILED : DONE;
+    }
+    ident_of(&st, &f);
+    for (i = 0; i < njobs; i++) {
+        jobs[i].state = sibling_state(jobs[i].sib, &f);
+        if (jobs[i].state == SIB_CHECK
+            && check_sibling(&jobs[i], path, in, &st) != 0) {
+            rc = FAILED;
+            goto out;
+        }
+        writes += jobs[i].state == SIB_WRITE;
+    }
+    if (opt.dry_run) {
+        for (i = 0; i < njobs; i++) {
+            if (jobs[i].state == SIB_WRITE) {
+                say("would write %s\n", esc(jobs[i].sib));
+                sum.written++;
+            }
+            else if (jobs[i].state == SIB_REFRESH) {
+                say("would refresh %s\n", esc(jobs[i].sib));
+                sum.refreshed++;
+            }
+            else {
+                sum.uptodate++;
+            }
+        }
+        goto out;
+    }
+    if (writes && compress_file(p, path, in, &st, jobs, njobs) != 0) {
+        rc = FAILED;
+        goto out;
+    }
+    /* What was read must be F as stat'ed: else start again. */
+    if (!unchanged(path, &f)) {
+        rc = CHANGED;
+        goto out;
+    }
+    for (i = 0; i < njobs; i++) {
+        if (jobs[i].state == SIB_WRITE) {
+            install(&jobs[i], &st);
+        }
+        else if (jobs[i].state == SIB_REFRESH) {
+            refresh(&jobs[i], &st);
+        }
+    }
+    /* And still F now that the siblings' inode times are final: any later
+     * change of F gives it a ctime no earlier than theirs. */
+    if (!unchanged(path, &f)) {
+        for (i = 0; i < njobs; i++) {
+            undo(&jobs[i], &st);
+        }
+        rc = CHANGED;
+        goto out;
+    }
+    for (i = 0; i < njobs; i++) {
+        job_t *j = &jobs[i];
+
+        switch (j->outcome) {
+        case OUT_WROTE:
+            sum.written++;
+            sum.nogroup += j->nogroup;
+            sum.unmarked += j->unmarked;
+            sum.in[j->c] += adf_stream_bytes_in(j->s);
+            sum.out[j->c] += adf_stream_bytes_out(j->s);
+            break;
+        case OUT_REFRESHED:
+            sum.refreshed++;
+            break;
+        case OUT_NOTSMALLER:
+            sum.notsmaller++;
+            break;
+        default:
+            sum.uptodate += j->state == SIB_FRESH;
+            break;
+        }
+    }
+out:
+    for (i = 0; i < njobs; i++) {
+        drop_temp(&jobs[i]);
+        if (jobs[i].s) {
+            adf_stream_close(jobs[i].s);
+        }
+    }
+    close(in);
+    return rc;
+}
+
+static void process_file(const char *path, const struct stat *st)
+{
+    job_t jobs[ADF_MAX_PREFS];
+    adf_ident_t f;
+    apr_pool_t *p;
+    int i, todo = 0, n;
+
+    apr_pool_create(&p, pool);
+    ident_of(st, &f);
+    for (i = 0; i < opt.ncodings; i++) {
+        jobs[i].c = opt.codings[i];
+        jobs[i].sib = apr_pstrcat(p, path, ext_of[jobs[i].c], NULL);
+        todo += sibling_state(jobs[i].sib, &f) != SIB_FRESH;
+    }
+    if (!todo) {
+        sum.uptodate += opt.ncodings;   /* F need not even be readable */
+    }
+    for (n = 1; todo; n++) {
+        apr_pool_t *ap;
+        int rc;
+
+        apr_pool_create(&ap, p);
+        rc = attempt(ap, path, jobs, opt.ncodings);
+        apr_pool_destroy(ap);
+        if (rc != CHANGED) {
+            break;
+        }
+        if (n == ATTEMPTS) {
+            error(path, "changed while being compressed, %d times; its "
+                  "siblings are left for the next run", ATTEMPTS);
+            break;
+        }
     }
     apr_pool_destroy(p);
 }
 
-/* A .gz/.br whose file is gone (and would have been ours to write). */
+/* A .gz/.br whose file is gone: removed when our marker is on it. */
 static void check_orphan(const char *path)
 {
-    char base[4096];
+    char base[4096], v[ADF_MARK_MAX];
     struct stat st;
+    apr_int64_t size;
+    adf_ts_t mtime;
+    ssize_t n;
     int c;
 
     for (c = ADF_GZIP; c < ADF_NCODINGS; c++) {
-        size_t n = strlen(path), e = strlen(ext_of[c]);
-        if (!has_ext(path, ext_of[c]) || n - e >= sizeof(base)) {
+        size_t len = strlen(path), e = strlen(ext_of[c]);
+        if (!has_ext(path, ext_of[c]) || len - e >= sizeof(base)) {
             continue;
         }
-        memcpy(base, path, n - e);
-        base[n - e] = '\0';
-        if (compressible(base) && lstat(base, &st) != 0 && errno == ENOENT) {
-            if (opt.dry_run) {
-                printf("would remove %s\n", path);
-            }
-            else if (unlink(path) != 0) {
-                fprintf(stderr, "adaptive-precompress: %s: %s\n", path,
-                        strerror(errno));
-                sum.errors++;
-                return;
-            }
-            sum.removed++;
+        memcpy(base, path, len - e);
+        base[len - e] = '\0';
+        if (!compressible(base) || lstat(base, &st) == 0 || errno != ENOENT) {
+            continue;
         }
+        n = lgetxattr(path, ADF_MARK_XATTR, v, sizeof(v));
+        if (n < 0 || adf_mark_parse(v, (apr_size_t)n, &size, &mtime)) {
+            sum.kept++;         /* not shown to be ours: never removed */
+            continue;
+        }
+        if (opt.dry_run) {
+            say("would remove %s\n", esc(path));
+        }
+        else if (unlink(path) != 0) {
+            error(path, "cannot remove: %s", strerror(errno));
+            continue;
+        }
+        sum.removed++;
     }
 }
 
 static int visit(const char *path, const struct stat *st, int type,
                  struct FTW *ftw)
 {
-    int i;
-
     if (type != FTW_F || !S_ISREG(st->st_mode)) {
         return 0;       /* directories, symlinks, FIFOs... */
     }
-    if (strstr(path, ".tmp-")) {
-        return 0;       /* our own temporary files */
+    if (our_temp(path + ftw->base)) {
+        return 0;
     }
     if (has_ext(path, ".gz") || has_ext(path, ".br")) {
         if (opt.delete_orphans) {
@@ -242,12 +1073,9 @@ static int visit(const char *path, const struct stat *st, int type,
     if (!compressible(path) || st->st_size < opt.min_length) {
         return 0;
     }
-    sum.seen++;
-    progress(path);
     sum.files++;
-    for (i = 0; i < opt.ncodings; i++) {
-        make_sibling(path, st, opt.codings[i]);
-    }
+    progress(path);
+    process_file(path, st);
     return 0;
 }
 
@@ -259,11 +1087,12 @@ static void usage(FILE *f)
         "compressible files under each DIR, for\n"
         "AdaptiveDeflatePrecompressed.\n"
         "  -d, --delete-orphans  remove .gz/.br siblings whose file is gone\n"
+        "                        (only those this tool wrote, by marker)\n"
         "  -e, --extensions LIST comma-separated extensions (default:\n"
         "                        %s)\n"
         "  -m, --min-length N    skip files shorter than N bytes (256)\n"
         "  -c, --codings LIST    gzip,br (default: every coding built in)\n"
-        "  -n, --dry-run         say what would be done\n"
+        "  -n, --dry-run         say what would be done, write nothing\n"
         "  -q, --quiet           no progress, no summary\n"
         "  -h, --help\n", default_exts);
 }
@@ -288,6 +1117,43 @@ static int finish(int rc)
     return rc;
 }
 
+static void summary(void)
+{
+    int i;
+
+    if (opt.dry_run) {
+        printf("%ld files: would write %ld siblings, would refresh %ld, "
+               "%ld up to date, would remove %ld orphans, %ld errors\n",
+               sum.files, sum.written, sum.refreshed, sum.uptodate,
+               sum.removed, sum.errors);
+    }
+    else {
+        printf("%ld files: %ld siblings written, %ld refreshed, %ld up to "
+               "date, %ld not smaller (none kept), %ld orphans removed, "
+               "%ld errors\n", sum.files, sum.written, sum.refreshed,
+               sum.uptodate, sum.notsmaller, sum.removed, sum.errors);
+    }
+    if (sum.kept) {
+        printf("  %ld orphaned .gz/.br kept: no marker shows this tool "
+               "wrote them\n", sum.kept);
+    }
+    if (sum.nogroup) {
+        printf("  %ld siblings without their file's group (no group "
+               "permissions)\n", sum.nogroup);
+    }
+    if (sum.unmarked) {
+        printf("  %ld siblings without the marker (-d cannot remove them)\n",
+               sum.unmarked);
+    }
+    for (i = ADF_GZIP; i < ADF_NCODINGS; i++) {
+        if (sum.in[i]) {
+            printf("  %-4s %lld -> %lld bytes (%.1f%%)\n",
+                   adf_coding_name((adf_coding_e)i), sum.in[i],
+                   sum.out[i], 100.0 * sum.out[i] / sum.in[i]);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -301,7 +1167,7 @@ int main(int argc, char **argv)
         { NULL, 0, NULL, 0 }
     };
     const char *codings = "gzip,br";
-    int ch, i;
+    int ch, i, j;
     char *end;
 
     apr_initialize();
@@ -317,7 +1183,7 @@ int main(int argc, char **argv)
             opt.min_length = strtol(optarg, &end, 10);
             if (*end || end == optarg || opt.min_length < 0) {
                 fprintf(stderr, "adaptive-precompress: --min-length: '%s' "
-                        "is not a number of bytes\n", optarg);
+                        "is not a number of bytes\n", esc(optarg));
                 return finish(2);
             }
             break;
@@ -340,10 +1206,15 @@ int main(int argc, char **argv)
             int c = d ? (int)d->id : -1;
             if (!d) {
                 fprintf(stderr, "adaptive-precompress: unknown or "
-                        "unavailable coding '%s'\n", v[i]);
+                        "unavailable coding '%s'\n", esc(v[i]));
                 return finish(2);
             }
-            if (opt.ncodings < ADF_MAX_PREFS) {
+            for (j = 0; j < opt.ncodings; j++) {
+                if ((int)opt.codings[j] == c) {
+                    break;
+                }
+            }
+            if (j == opt.ncodings && opt.ncodings < ADF_MAX_PREFS) {
                 opt.codings[opt.ncodings++] = (adf_coding_e)c;
             }
         }
@@ -351,26 +1222,12 @@ int main(int argc, char **argv)
     opt.tty = isatty(2);
     for (i = optind; i < argc; i++) {
         if (nftw(argv[i], visit, 32, FTW_PHYS) != 0) {
-            fprintf(stderr, "adaptive-precompress: %s: %s\n", argv[i],
-                    strerror(errno));
-            sum.errors++;
+            error(argv[i], "%s", strerror(errno));
         }
     }
-    if (opt.tty && !opt.quiet) {
-        fprintf(stderr, "\r\033[K");
-    }
+    clear_progress();
     if (!opt.quiet) {
-        printf("%ld files: %ld siblings written, %ld up to date, %ld not "
-               "smaller (none kept), %ld orphans removed, %ld errors\n",
-               sum.files, sum.written, sum.uptodate, sum.notsmaller,
-               sum.removed, sum.errors);
-        for (i = ADF_GZIP; i < ADF_NCODINGS; i++) {
-            if (sum.in[i]) {
-                printf("  %-4s %lld -> %lld bytes (%.1f%%)\n",
-                       adf_coding_name((adf_coding_e)i), sum.in[i],
-                       sum.out[i], 100.0 * sum.out[i] / sum.in[i]);
-            }
-        }
+        summary();
     }
     return finish(sum.errors ? 1 : 0);
 }

@@ -1,70 +1,313 @@
 #!/bin/sh
-# adaptive-precompress: siblings decode to their files, carry their mtime,
-# are skipped when up to date, rewritten when stale, never half-written,
-# and orphans go only when asked.
+# adaptive-precompress, as TAP: siblings decode to their files and are
+# fresh by the rule of adf_ident.h (S.mtime == F.mtime to the nanosecond,
+# S.ctime > F.ctime); up-to-date ones are left alone, stale ones rewritten
+# (same-second edits and rollbacks included), those that only changed
+# before F refreshed; F's group kept; -d removes only what the tool wrote;
+# names escaped; an unreadable file is one error; -n writes nothing.
+# Inputs are generated here.  Needs gzip, brotli, perl and getfattr/
+# setfattr (Debian: attr); as root it also runs the tool as nobody.
 set -u
 tool=${builddir:-.}/tools/adaptive-precompress
-corpus=${ADF_CORPUS:-${srcdir:-.}/../shared/corpus}
+case $tool in /*) ;; *) tool=$(pwd)/$tool ;; esac
 d=$(mktemp -d /tmp/adf-pc.XXXXXX)
-trap 'chmod -R u+w "$d"; rm -rf "$d"' EXIT
-pass=0
-fail=0
-check() {
-    if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
+trap 'chmod -R u+rwx "$d" 2>/dev/null; rm -rf "$d"' EXIT
+n=0
+failed=0
+esc=$(printf '\033')
+
+# t DESCRIPTION SHELL-TEST: one TAP line.
+t() {
+    n=$((n + 1))
+    if eval "$2"; then
+        echo "ok $n - $1"
+    else
+        echo "not ok $n - $1"
+        diag "test: $2" "last run's stdout:" "${out-}" "stderr:" "${err-}"
+        failed=$((failed + 1))
+    fi
+}
+skip() {
+    n=$((n + 1))
+    echo "ok $n - $1 # SKIP $2"
+}
+diag() {
+    printf '%s\n' "$@" | sed 's/^/# /'
 }
 
-mkdir -p "$d/site/sub" "$d/site/link"
-cp "$corpus/html" "$d/site/index.html"
-cp "$corpus/alice29.txt" "$d/site/sub/alice.txt"
-cp "$corpus/fireworks.jpeg" "$d/site/photo.jpeg"
-head -c 2000 /dev/urandom > "$d/site/random.txt"      # does not shrink
-printf 'tiny' > "$d/site/tiny.css"
-ln -s ../index.html "$d/site/link/index.html"
-mkfifo "$d/site/fifo.js"
+# Deterministic text: TAG LINES.
+gen() {
+    awk -v tag="$1" -v n="$2" 'BEGIN { for (i = 1; i <= n; i++)
+        printf "<p>%s %d: the quick brown fox %d jumps over %d lazy dogs.</p>\n",
+               tag, i, (i * 7) % 13, (i * 3) % 11 }'
+}
+mtime() { stat -c %.9Y "$1"; }
+ctime() { stat -c %.9Z "$1"; }
+# Is timestamp A (sec.nsec) later than B?
+later() {
+    awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, "."); split(b, y, ".");
+        exit !(x[1] + 0 > y[1] + 0 || (x[1] + 0 == y[1] + 0 && x[2] + 0 > y[2] + 0)) }'
+}
+# Is sibling S fresh for F by the rule?
+fresh() {
+    [ "$(mtime "$2")" = "$(mtime "$1")" ] && later "$(ctime "$2")" "$(ctime "$1")"
+}
+decodes() {     # F: both siblings decode to F
+    gzip -dc "$1.gz" 2>/dev/null | cmp -s - "$1" &&
+        brotli -dc "$1.br" 2>/dev/null | cmp -s - "$1"
+}
+run() {         # run the tool: $out, $err, $rc
+    out=$("$tool" "$@" 2>"$d/stderr")
+    rc=$?
+    err=$(cat "$d/stderr")
+}
+has() { printf '%s\n' "$1" | grep -q -- "$2"; }
+hasF() { printf '%s\n' "$1" | grep -qF -- "$2"; }
 
-out=$("$tool" "$d/site")
-check "first run exits 0" "[ $? -eq 0 ]"
-check "summary" "echo \"\$out\" | grep -q '^3 files: 4 siblings written, 0 up to date, 2 not smaller'"
-check "gz decodes" "gzip -dc '$d/site/index.html.gz' | cmp -s - '$d/site/index.html'"
-check "br decodes" "brotli -dc '$d/site/sub/alice.txt.br' | cmp -s - '$d/site/sub/alice.txt'"
-check "gz level 9 (XFL 2)" "[ \"\$(od -An -tu1 -j8 -N1 '$d/site/index.html.gz' | tr -d ' ')\" = 2 ]"
-check "sibling carries the file's mtime" "[ \"\$(stat -c %Y '$d/site/index.html.gz')\" = \"\$(stat -c %Y '$d/site/index.html')\" ]"
-check "jpeg skipped" "[ ! -e '$d/site/photo.jpeg.gz' ]"
-check "short file skipped" "[ ! -e '$d/site/tiny.css.gz' ]"
-check "incompressible: no sibling" "[ ! -e '$d/site/random.txt.gz' ] && [ ! -e '$d/site/random.txt.br' ]"
-check "symlink not followed" "[ ! -e '$d/site/link/index.html.gz' ]"
-check "fifo skipped" "[ ! -e '$d/site/fifo.js.gz' ]"
-check "no temporary left" "[ -z \"\$(find '$d/site' -name '*.tmp-*')\" ]"
+# ---- a first run ----------------------------------------------------------
+s=$d/site
+mkdir -p "$s/sub" "$s/link"
+gen index 400 > "$s/index.html"
+gen alice 300 > "$s/sub/alice.txt"
+gen photo 100 > "$s/photo.jpeg"
+gen ssi 100 > "$s/page.shtml"
+gen report 100 > "$s/report.tmp-1.html"
+perl -MDigest::SHA=sha256 -e '$s = "adf"; for (1 .. 63) { $s = sha256($s); print $s }' \
+    > "$s/random.txt"                           # does not shrink
+printf 'tiny' > "$s/tiny.css"
+ln -s ../index.html "$s/link/index.html"
+mkfifo "$s/fifo.js"
 
-ino=$(stat -c %i "$d/site/index.html.gz")
-out=$("$tool" "$d/site")
-check "second run: all up to date" "echo \"\$out\" | grep -q '0 siblings written, 4 up to date'"
-check "up-to-date sibling untouched" "[ \"\$(stat -c %i '$d/site/index.html.gz')\" = $ino ]"
+run "$s"
+t "first run exits 0" '[ $rc -eq 0 ]'
+t "summary" 'has "$out" "^4 files: 6 siblings written, 0 refreshed, 0 up to date, 2 not smaller (none kept), 0 orphans removed, 0 errors$"'
+t "gz and br decode to the file" 'decodes "$s/index.html" && decodes "$s/sub/alice.txt"'
+t "gz level 9 (XFL 2)" '[ "$(od -An -tu1 -j8 -N1 "$s/index.html.gz" | tr -d " ")" = 2 ]'
+t "siblings carry the file's mtime to the nanosecond" '[ "$(mtime "$s/index.html.gz")" = "$(mtime "$s/index.html")" ] && [ "$(mtime "$s/index.html.br")" = "$(mtime "$s/index.html")" ]'
+t "siblings changed after their file (fresh by the rule)" 'fresh "$s/index.html" "$s/index.html.gz" && fresh "$s/index.html" "$s/index.html.br"'
+t "jpeg skipped" '[ ! -e "$s/photo.jpeg.gz" ]'
+t "shtml not compressed by default (SSI source)" '[ ! -e "$s/page.shtml.gz" ] && [ ! -e "$s/page.shtml.br" ]'
+t "shtml not in the default list" '! "$tool" --help | grep -q shtml'
+t "a user file named *.tmp-*.html gets siblings" 'decodes "$s/report.tmp-1.html"'
+t "short file skipped" '[ ! -e "$s/tiny.css.gz" ]'
+t "incompressible: no sibling" '[ ! -e "$s/random.txt.gz" ] && [ ! -e "$s/random.txt.br" ]'
+t "symlink not followed" '[ ! -e "$s/link/index.html.gz" ]'
+t "fifo skipped" '[ ! -e "$s/fifo.js.gz" ]'
+t "no temporary file left" '[ -z "$(find "$s" -name ".*.adaptive-precompress-*")" ]'
 
-sleep 1
-echo "<p>changed</p>" >> "$d/site/index.html"
-out=$("$tool" -q "$d/site")
-check "stale sibling rewritten" "gzip -dc '$d/site/index.html.gz' | cmp -s - '$d/site/index.html'"
-check "stale br rewritten" "brotli -dc '$d/site/index.html.br' | cmp -s - '$d/site/index.html'"
-
-rm "$d/site/sub/alice.txt"
-"$tool" -q "$d/site"
-check "orphans kept without -d" "[ -e '$d/site/sub/alice.txt.gz' ]"
-out=$("$tool" -d "$d/site")
-check "orphans removed with -d" "[ ! -e '$d/site/sub/alice.txt.gz' ] && [ ! -e '$d/site/sub/alice.txt.br' ]"
-check "summary counts orphans" "echo \"\$out\" | grep -q '2 orphans removed'"
-
-# A directory it cannot write to: an error, and no partial sibling.
-if [ "$(id -u)" != 0 ]; then
-    mkdir "$d/ro"; cp "$corpus/html" "$d/ro/page.html"; chmod a-w "$d/ro"
-    "$tool" -q "$d/ro" 2>/dev/null
-    check "unwritable: exit 1" "[ $? -eq 1 ]"
-    check "unwritable: nothing written" "[ -z \"\$(ls '$d/ro' | grep -v '^page.html$')\" ]"
+# ---- the marker: the filesystem must have user xattrs ---------------------
+if ! command -v setfattr >/dev/null || ! command -v getfattr >/dev/null; then
+    t "setfattr/getfattr available (Debian: attr), needed for the -d tests" false
 fi
-"$tool" --min-length=abc "$d/site" 2>/dev/null
-check "bad option refused" "[ $? -eq 2 ]"
-"$tool" -c deflate "$d/site" 2>/dev/null
-check "bad coding refused" "[ $? -eq 2 ]"
+: > "$d/xattr-probe"
+t "user extended attributes work in $d (needed by -d)" \
+  'setfattr -n user.adf-probe -v 1 "$d/xattr-probe" 2>/dev/null'
+marker() { getfattr --only-values -n user.adaptive_deflate "$1" 2>/dev/null; }
+t "siblings marked with their file's size and mtime" '[ "$(marker "$s/index.html.gz")" = "1 size=$(stat -c %s "$s/index.html") mtime=$(mtime "$s/index.html")" ] && [ -n "$(marker "$s/index.html.br")" ]'
+t "no warning on a filesystem with xattrs" '[ -z "$err" ]'
 
-echo "precompress: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+# ---- up to date, stale ----------------------------------------------------
+ino=$(stat -c %i "$s/index.html.gz")
+cz=$(ctime "$s/index.html.gz")
+run "$s"
+t "second run: all up to date" 'has "$out" "^4 files: 0 siblings written" && has "$out" " 6 up to date"'
+t "up-to-date sibling untouched" '[ "$(stat -c %i "$s/index.html.gz")" = "$ino" ] && [ "$(ctime "$s/index.html.gz")" = "$cz" ]'
+
+f=$s/index.html
+gen changed 10 >> "$f"
+touch -d "@$(( $(stat -c %Y "$f") + 2 ))" "$f"
+run -q "$s"
+t "stale siblings rewritten" 'decodes "$f" && fresh "$f" "$f.gz" && fresh "$f" "$f.br"'
+
+# Each case below in a directory of its own, one file F, its siblings
+# made by a first run with F's mtime set to a known nanosecond.
+setup() {
+    mkdir "$d/$1"
+    f=$d/$1/page.html
+    gen "$1" 300 > "$f"
+    touch -d "$2" "$f"
+    run -q "$d/$1"
+}
+# Same second: F edited after the run, its new mtime in the same second.
+setup same @1700000000.100000000
+gen same-second 10 >> "$f"
+touch -d @1700000000.700000000 "$f"
+run "$d/same"
+t "edit in the same second: rewritten" 'decodes "$f" && has "$out" "2 siblings written" && fresh "$f" "$f.gz"'
+# An edit that keeps F's mtime to the nanosecond (only F's ctime moves).
+setup kept @1700000000.700000000
+gen kept-mtime 10 >> "$f"
+touch -d @1700000000.700000000 "$f"
+run "$d/kept"
+t "edit keeping the exact mtime: rewritten, not refreshed" 'decodes "$f" && has "$out" "2 siblings written, 0 refreshed" && fresh "$f" "$f.br"'
+# Rollback: cp -p of an older version over F.
+setup rollback @1700000000.700000000
+cp -p "$f" "$d/v1"
+gen v2 10 >> "$f"
+touch -d @1700000100 "$f"
+run -q "$d/rollback"
+cp -p "$d/v1" "$f"
+run "$d/rollback"
+t "rollback (cp -p of an older copy): rewritten" 'decodes "$f" && [ "$(mtime "$f.gz")" = 1700000000.700000000 ] && fresh "$f" "$f.gz" && fresh "$f" "$f.br"'
+
+# ---- refresh --------------------------------------------------------------
+# F copied after its siblings (cp -a of a tree, in directory order): same
+# mtime, but F's inode changed last.
+setup refresh @1700000000.300000000
+cp -p "$f" "$d/copy" && mv "$d/copy" "$f"
+ino=$(stat -c %i "$f.gz")
+cz=$(ctime "$f.gz")
+run -n "$d/refresh"
+t "-n: would refresh" 'has "$out" "would refresh 2," && hasF "$out" "would refresh $f.gz"'
+t "-n: nothing touched" '[ "$(ctime "$f.gz")" = "$cz" ]'
+run "$d/refresh"
+t "copied after its siblings: refreshed, not rewritten" 'has "$out" "0 siblings written, 2 refreshed" && [ "$(stat -c %i "$f.gz")" = "$ino" ]'
+t "refreshed siblings are fresh and still decode" 'fresh "$f" "$f.gz" && fresh "$f" "$f.br" && decodes "$f"'
+# A sibling with F's mtime that is not F's bytes is rewritten, not refreshed.
+head -c 100 "$f.br" > "$d/trunc" && cat "$d/trunc" > "$f.br"
+printf 'junk' >> "$f.gz"
+touch -d "@$(mtime "$f")" "$f.gz" "$f.br"
+chmod 644 "$f"
+run "$d/refresh"
+t "truncated or trailing-junk sibling with F's mtime: rewritten" 'has "$out" "2 siblings written, 0 refreshed" && decodes "$f"'
+
+# A marked sibling made from another version of F (its inode touched
+# since, so the times alone would pass): the module would not serve it.
+setup marked @1700000000.500000000
+setfattr -n user.adaptive_deflate -v "1 size=1 mtime=1700000000.500000000" "$f.gz"
+run "$d/marked"
+t "marked sibling naming another version of F: rewritten" 'has "$out" "1 siblings written, 0 refreshed, 1 up to date" && [ "$(marker "$f.gz")" = "1 size=$(stat -c %s "$f") mtime=1700000000.500000000" ] && decodes "$f"'
+
+# ---- group ----------------------------------------------------------------
+# As root, a group like www-data; otherwise one of our supplementary groups.
+grp=
+if [ "$(id -u)" = 0 ]; then
+    for g in www-data nogroup; do
+        getent group "$g" >/dev/null && { grp=$g; break; }
+    done
+else
+    for g in $(id -G); do
+        [ "$g" != "$(id -g)" ] && { grp=$(getent group "$g" | cut -d: -f1); break; }
+    done
+fi
+if [ -n "$grp" ]; then
+    mkdir "$d/g"
+    gen group 200 > "$d/g/secret.html"
+    chgrp "$grp" "$d/g/secret.html"
+    chmod 640 "$d/g/secret.html"
+    run "$d/g"
+    t "sibling keeps its file's group ($grp) and mode" '[ "$(stat -c %G:%a "$d/g/secret.html.gz")" = "$grp:640" ] && [ "$(stat -c %G:%a "$d/g/secret.html.br")" = "$grp:640" ] && [ -z "$err" ]'
+else
+    skip "sibling keeps its file's group and mode" "not root, and no supplementary group"
+fi
+
+# ---- orphans --------------------------------------------------------------
+o=$d/orphans
+mkdir "$o"
+gen x 200 > "$o/x.csv"
+run -q "$o"
+rm "$o/x.csv"
+gen dump 200 | gzip -9 > "$o/dump.csv.gz"      # a download, not a sibling
+run -q "$o"
+t "orphans kept without -d" '[ -e "$o/x.csv.gz" ] && [ -e "$o/x.csv.br" ]'
+run -n -d "$o"
+t "-n -d: would remove the marked orphans only" 'hasF "$out" "would remove $o/x.csv.gz" && hasF "$out" "would remove $o/x.csv.br" && ! hasF "$out" "dump.csv.gz" && has "$out" "would remove 2 orphans"'
+t "-n -d: nothing removed" '[ -e "$o/x.csv.gz" ] && [ -e "$o/x.csv.br" ]'
+run -d "$o"
+t "-d removes a marked orphan" '[ ! -e "$o/x.csv.gz" ] && [ ! -e "$o/x.csv.br" ]'
+t "-d keeps a foreign .gz with no file (dump.csv.gz)" '[ -e "$o/dump.csv.gz" ] && gzip -t "$o/dump.csv.gz"'
+t "summary counts removed and kept orphans" 'has "$out" "2 orphans removed" && has "$out" "1 orphaned .gz/.br kept"'
+
+# ---- names ----------------------------------------------------------------
+e=$d/esc
+mkdir "$e"
+evil=$(printf 'x\033[31mred\nline\\.html')
+gen evil 100 > "$e/$evil"
+run -n "$e"
+t "-n: control characters and backslash escaped" 'hasF "$out" "would write $e/x\\x1b[31mred\\x0aline\\\\.html.gz" && [ "$(printf "%s\n" "$out" | grep -c "^would write")" = 2 ]'
+t "-n: no raw escape in output" '! printf "%s\n" "$out" "$err" | grep -q "$esc"'
+if command -v script >/dev/null; then
+    script -qec "'$tool' -n '$e'" /dev/null > "$d/tty" 2>&1
+    t "progress line on a tty: name escaped" '! sed "s/\r${esc}\[K//g" "$d/tty" | grep -q "$esc" && grep -qF "x\\x1b[31mred" "$d/tty"'
+else
+    skip "progress line on a tty: name escaped" "no script(1)"
+fi
+
+# ---- -n -------------------------------------------------------------------
+nd=$d/dry
+mkdir "$nd"
+gen a 200 > "$nd/a.html"
+gen b 200 > "$nd/b.css"
+before=$(cd "$nd" && ls -la --time-style=full-iso)
+run -n "$nd"
+t "-n summary: would write 4 siblings" 'has "$out" "^2 files: would write 4 siblings, would refresh 0, 0 up to date" && ! has "$out" "siblings written"'
+t "-n writes nothing" '[ "$(cd "$nd" && ls -la --time-style=full-iso)" = "$before" ]'
+
+# ---- as another user: unreadable file, unwritable directory, group that --
+# ---- cannot be kept -------------------------------------------------------
+# As root, the tool runs as nobody (as root it could read anything).
+runtool=$tool
+if [ "$(id -u)" = 0 ]; then
+    chmod 755 "$d"
+    if ! setpriv --reuid=nobody --regid=nogroup --clear-groups \
+         test -x "$tool"; then
+        cp "$tool" "$d/adaptive-precompress"
+        runtool=$d/adaptive-precompress
+    fi
+fi
+as_other() {    # like run, as nobody when root
+    if [ "$(id -u)" = 0 ]; then
+        out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups \
+              "$runtool" "$@" 2>"$d/stderr")
+    else
+        out=$("$tool" "$@" 2>"$d/stderr")
+    fi
+    rc=$?
+    err=$(cat "$d/stderr")
+}
+u=$d/unreadable
+mkdir "$u"
+gen ok 200 > "$u/ok.html"
+bad=$(printf 'sec\033ret.html')
+gen secret 200 > "$u/$bad"
+if [ "$(id -u)" = 0 ]; then
+    # A directory of nobody's: only the read fails.
+    chown nobody "$u"
+    chgrp nogroup "$u/ok.html"
+    chmod 600 "$u/$bad"
+    if [ -n "$grp" ] && [ "$grp" != nogroup ]; then
+        gen grp1 200 > "$u/grp1.html"
+        gen grp2 200 > "$u/grp2.html"
+        chgrp "$grp" "$u/grp1.html" "$u/grp2.html"
+    fi
+else
+    chmod 000 "$u/$bad"
+fi
+as_other "$u"
+t "unreadable file: exit 1" '[ $rc -eq 1 ]'
+t "unreadable file reported once, counted once" '[ "$(printf "%s\n" "$err" | grep -c "sec.*ret")" = 1 ] && has "$out" " 1 errors$"'
+t "error message names the file, escaped" 'hasF "$err" "$u/sec\\x1bret.html: cannot read: Permission denied" && ! printf "%s\n" "$err" | grep -q "$esc"'
+t "readable file beside it still done" 'decodes "$u/ok.html"'
+if [ "$(id -u)" = 0 ] && [ -n "$grp" ] && [ "$grp" != nogroup ]; then
+    t "group that cannot be kept: one warning" '[ "$(printf "%s\n" "$err" | grep -c "warning: .*group")" = 1 ]'
+    t "... and no group permissions on those siblings" '[ "$(stat -c %a "$u/grp1.html.gz")" = 604 ] && [ "$(stat -c %a "$u/grp2.html.br")" = 604 ] && decodes "$u/grp1.html"'
+else
+    skip "group that cannot be kept: one warning" "needs root and a www-data group"
+    skip "... and no group permissions on those siblings" "needs root"
+fi
+ro=$d/ro
+mkdir "$ro"
+gen ro 200 > "$ro/page.html"
+[ "$(id -u)" = 0 ] || chmod a-w "$ro"
+as_other "$ro"
+t "unwritable directory: exit 1, one error" '[ $rc -eq 1 ] && [ "$(printf "%s\n" "$err" | grep -c "page.html")" = 1 ]'
+t "unwritable directory: nothing written" '[ "$(ls -A "$ro")" = page.html ]'
+
+# ---- usage ----------------------------------------------------------------
+run --min-length=abc "$s"
+t "bad option refused" '[ $rc -eq 2 ]'
+run -c deflate "$s"
+t "bad coding refused" '[ $rc -eq 2 ]'
+
+echo "1..$n"
+[ $failed -eq 0 ]
