@@ -71,7 +71,7 @@ static const adf_codec_t brotli_codec = {
 };
 
 const adf_coding_t adf_coding_brotli = {
-    ADF_BR, "br", NULL, ".br", "-br", "quality",
+    ADF_BR, "br", NULL, ".br", "-ad-br", "quality",
     0, 11,      /* libbrotlienc's qualities */
     1, 6,       /* above 6 the cost climbs steeply for little gain */
     11,         /* siblings and the cache */

@@ -105,7 +105,7 @@ static const adf_codec_t gzip_codec = {
 };
 
 const adf_coding_t adf_coding_gzip = {
-    ADF_GZIP, "gzip", "x-gzip", ".gz", "-gzip", "level",
+    ADF_GZIP, "gzip", "x-gzip", ".gz", "-ad-gzip", "level",
     1, 9,       /* zlib's levels */
     1, 9,       /* the controller's default range */
     9,          /* siblings and the cache */

@@ -36,6 +36,8 @@ static const adf_size_cap_t default_caps[] = {
 static const adf_coding_e preference[] = { ADF_BR, ADF_GZIP };
 
 static apr_array_header_t *default_types_arr;
+/* Set while the configuration is read; reset with the module's reload. */
+static int precompressed_used;
 
 /* The preference list filtered by what this build has; from the
  * registry, which is there before any directive is read. */
@@ -260,6 +262,17 @@ int adf_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
 static const char *fail(cmd_parms *cmd, const char *err)
 {
     return apr_psprintf(cmd->pool, "%s: %s", cmd->cmd->name, err);
+}
+
+static const char *set_precompressed(cmd_parms *cmd, void *cfg, int on)
+{
+    precompressed_used |= on;
+    return ap_set_flag_slot(cmd, cfg, on);
+}
+
+int adf_config_precompressed_used(void)
+{
+    return precompressed_used;
 }
 
 /* "file:line" of the directive being read, for later checks. */
@@ -571,7 +584,7 @@ const command_rec adf_cmds[] = {
     AP_INIT_FLAG("AdaptiveDeflateProxied", ap_set_flag_slot, FLAG_AT(proxied),
                  DIR_CTX, "Off to leave requests that came through a proxy "
                  "(Via) uncompressed"),
-    AP_INIT_FLAG("AdaptiveDeflatePrecompressed", ap_set_flag_slot,
+    AP_INIT_FLAG("AdaptiveDeflatePrecompressed", set_precompressed,
                  FLAG_AT(precompressed), DIR_CTX,
                  "On to serve fresh .br/.gz siblings of static files"),
     AP_INIT_TAKE1("AdaptiveDeflateLengthHiding", set_length_hiding, NULL,

@@ -54,6 +54,10 @@ void *adf_merge_dir_conf(apr_pool_t *p, void *basev, void *addv);
 
 extern const command_rec adf_cmds[];
 
+/* Is AdaptiveDeflatePrecompressed On anywhere in the configuration?  When
+ * not, nothing needs to look for siblings. */
+int adf_config_precompressed_used(void);
+
 /* check_config hook: settings that are only wrong together (the CPU
  * target at or above the limit); fails startup naming both. */
 int adf_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,

@@ -48,6 +48,10 @@ static int has_filter(request_rec *r)
     return 0;
 }
 
+/* The ctx of an instance added only to look for siblings (where
+ * AdaptiveDeflate is Off): it never compresses. */
+static char siblings_only;
+
 void adf_add_filter(request_rec *r)
 {
     if (!has_filter(r)) {
@@ -76,9 +80,25 @@ void adf_insert_filter(request_rec *r)
         apr_table_setn(r->subprocess_env, "no-brotli", "1");
         adf_add_filter(r);
     }
-    if (adf_conf_precompressed(dc)) {
+    else if (adf_conf_precompressed(dc) && !has_filter(r)) {
+        /* Its init function looks for a sibling once every filter is in. */
+        ap_add_output_filter(ADF_FILTER_NAME, &siblings_only, r,
+                             r->connection);
+    }
+}
+
+int adf_filter_init(ap_filter_t *f)
+{
+    request_rec *r = f->r;
+    const adf_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
+                                                    &adaptive_deflate_module);
+    adf_req_t *st = adf_req(r);
+
+    if (!r->main && !st->looked && adf_conf_precompressed(dc)) {
+        st->looked = 1;
         adf_static_swap(r, dc);
     }
+    return OK;
 }
 
 /* ---- notes and logging -------------------------------------------------- */
@@ -188,7 +208,7 @@ static void set_headers(request_rec *r, ap_filter_t *f, adf_coding_e c)
     apr_table_unset(r->err_headers_out, "Content-Encoding");
     apr_table_setn(r->headers_out, "Content-Encoding", adf_coding_name(c));
     r->content_encoding = NULL;
-    adf_suffix_etag(r, c);
+    adf_suffix_etag(r, c, 0);
     /* The compressed bytes differ from run to run (the level follows the
      * load), so ranges over them would not be stable: send the full body
      * and do not offer ranges. */
@@ -253,24 +273,38 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     adf_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
                                               &adaptive_deflate_module);
     adf_req_t *st = adf_req(r);
+    int only_siblings = f->ctx == &siblings_only;
     adf_load_view_t load;
     adf_decision_t d;
     adf_ctx_t *ctx;
     apr_status_t rv;
 
+    f->ctx = NULL;
     if (st->claimed) {
         /* A second instance (AdaptiveDeflate On beside an explicit or
          * by-type ADAPTIVE_DEFLATE): the first one decides and counts. */
         return step_aside(f, bb);
     }
     st->claimed = 1;
+    memset(&d, 0, sizeof(d));
+    if (st->sibling && adf_resp_no_transform(r)
+        && r->status != HTTP_NOT_MODIFIED
+        && (rv = adf_static_unswap(r, bb)) == APR_SUCCESS) {
+        /* mod_headers said no-transform after the sibling was chosen */
+        d.reason = ADF_R_NO_TRANSFORM;
+        d.vary = 1;
+        note_decision(r, &d, NULL);
+        return step_aside(f, bb);
+    }
     if (st->sibling) {
         /* A precompressed sibling: its own bytes, validators of its own. */
-        memset(&d, 0, sizeof(d));
         d.coding = st->sibling;
         d.reason = ADF_R_PRECOMPRESSED;
-        adf_suffix_etag(r, st->sibling);
+        adf_suffix_etag(r, st->sibling, 1);
         note_decision(r, &d, NULL);
+        return step_aside(f, bb);
+    }
+    if (only_siblings) {
         return step_aside(f, bb);
     }
     adf_shm_view(&load);
@@ -281,7 +315,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     if (d.coding == ADF_IDENTITY || r->status == HTTP_NOT_MODIFIED) {
         /* Nothing to compress: a 304 names the compressed ETag. */
         if (d.coding != ADF_IDENTITY) {
-            adf_suffix_etag(r, d.coding);
+            adf_suffix_etag(r, d.coding, 0);
         }
         note_decision(r, &d, &load);
         return step_aside(f, bb);
@@ -324,7 +358,7 @@ apr_status_t adf_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
     if (APR_BRIGADE_EMPTY(bb)) {
         return APR_SUCCESS;
     }
-    if (!f->ctx) {
+    if (!f->ctx || f->ctx == &siblings_only) {
         rv = start(f, bb);
         if (!f->ctx) {
             return rv;      /* not compressing: start passed bb on */

@@ -7,10 +7,12 @@
 
 apr_status_t adf_out_filter(ap_filter_t *f, apr_bucket_brigade *bb);
 
-/* insert_filter hook (last, once every other module has inserted its
- * filters): where AdaptiveDeflate is On, add the filter and make stock
- * mod_deflate/mod_brotli step aside; where precompressed siblings are
- * on, serve one if the plain file would go out byte for byte. */
+/* The filter's init function: the sibling swap, before the handler. */
+int adf_filter_init(ap_filter_t *f);
+
+/* insert_filter hook: where AdaptiveDeflate is On, add the filter and make
+ * stock mod_deflate/mod_brotli step aside; where precompressed siblings
+ * are on, add it for its init function to look for one. */
 void adf_insert_filter(request_rec *r);
 
 /* Add the filter to r unless it is there. */

@@ -8,32 +8,49 @@
 #include <string.h>
 #include <strings.h>
 
+/* A header may come as several lines (Header add, a CGI, a backend):
+ * every line of it counts. */
+typedef struct {
+    const char *token;
+    int found;
+} find_t;
+
+static int find_token(void *baton, const char *key, const char *value)
+{
+    find_t *f = baton;
+
+    f->found = adf_list_has(value, f->token);
+    return !f->found;
+}
+
+static int has(const apr_table_t *t, const char *header, const char *token)
+{
+    find_t f = { token, 0 };
+
+    apr_table_do(find_token, &f, t, header, NULL);
+    return f.found;
+}
+
 void adf_merge_vary(request_rec *r)
 {
-    const char *v1 = apr_table_get(r->headers_out, "Vary");
-    const char *v2 = apr_table_get(r->err_headers_out, "Vary");
-
-    if (adf_list_has(v1, "Accept-Encoding") || adf_list_has(v1, "*")
-        || adf_list_has(v2, "Accept-Encoding") || adf_list_has(v2, "*")) {
+    if (has(r->headers_out, "Vary", "Accept-Encoding")
+        || has(r->headers_out, "Vary", "*")
+        || has(r->err_headers_out, "Vary", "Accept-Encoding")
+        || has(r->err_headers_out, "Vary", "*")) {
         return;
     }
     apr_table_mergen(r->headers_out, "Vary", "Accept-Encoding");
 }
 
-static int no_transform(const apr_table_t *t)
-{
-    return adf_list_has(apr_table_get(t, "Cache-Control"), "no-transform");
-}
-
 int adf_req_no_transform(const request_rec *r)
 {
-    return no_transform(r->headers_in);
+    return has(r->headers_in, "Cache-Control", "no-transform");
 }
 
 int adf_resp_no_transform(const request_rec *r)
 {
-    return no_transform(r->headers_out)
-           || no_transform(r->err_headers_out);
+    return has(r->headers_out, "Cache-Control", "no-transform")
+           || has(r->err_headers_out, "Cache-Control", "no-transform");
 }
 
 static int is_coding(const char *ce)
@@ -41,17 +58,30 @@ static int is_coding(const char *ce)
     return ce && *ce && strcasecmp(ce, "identity");
 }
 
+static int find_coding(void *baton, const char *key, const char *value)
+{
+    const char **ce = baton;
+
+    if (is_coding(value)) {
+        *ce = value;
+    }
+    return !*ce;
+}
+
 const char *adf_declared_encoding(const request_rec *r)
 {
-    const char *ce = r->content_encoding;
+    const char *ce = is_coding(r->content_encoding) ? r->content_encoding
+                                                    : NULL;
 
-    if (!is_coding(ce)) {
-        ce = apr_table_get(r->headers_out, "Content-Encoding");
+    if (!ce) {
+        apr_table_do(find_coding, &ce, r->headers_out, "Content-Encoding",
+                     NULL);
     }
-    if (!is_coding(ce)) {
-        ce = apr_table_get(r->err_headers_out, "Content-Encoding");
+    if (!ce) {
+        apr_table_do(find_coding, &ce, r->err_headers_out,
+                     "Content-Encoding", NULL);
     }
-    return is_coding(ce) ? ce : NULL;
+    return ce;
 }
 
 static int suffix_in(request_rec *r, apr_table_t *t, const char *suffix)
@@ -69,13 +99,33 @@ static int suffix_in(request_rec *r, apr_table_t *t, const char *suffix)
     return 1;
 }
 
-void adf_suffix_etag(request_rec *r, adf_coding_e c)
+void adf_suffix_etag(request_rec *r, adf_coding_e c, int sibling)
 {
     const char *suffix = adf_coding(c)->etag_suffix;
 
+    if (sibling) {
+        suffix = apr_pstrcat(r->pool, suffix, ADF_SIBLING_ETAG, NULL);
+    }
     if (!suffix_in(r, r->headers_out, suffix)) {
         suffix_in(r, r->err_headers_out, suffix);
     }
+}
+
+/* How much of tag (len bytes) is our suffix for a coding: the sibling's
+ * or the on-the-fly one; 0 when it carries neither. */
+static apr_size_t suffix_len(const char *tag, apr_size_t len,
+                             const char *suffix)
+{
+    apr_size_t sl = strlen(suffix), pl = sizeof(ADF_SIBLING_ETAG) - 1;
+
+    if (len > sl + pl && !memcmp(tag + len - pl, ADF_SIBLING_ETAG, pl)
+        && !memcmp(tag + len - pl - sl, suffix, sl)) {
+        return sl + pl;
+    }
+    if (len > sl && !memcmp(tag + len - sl, suffix, sl)) {
+        return sl;
+    }
+    return 0;
 }
 
 /* Strip our suffixes inside the quoted tags of a conditional header, for
@@ -90,24 +140,22 @@ static const char *strip_suffixes(apr_pool_t *p, const char *value,
     while (*s) {
         if (*s == '"') {
             const char *end = strchr(s + 1, '"');
-            apr_size_t len;
+            apr_size_t len, cut = 0;
             int c;
 
             if (!end) {
                 break;
             }
             len = end - s - 1;
-            for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
+            for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS && !cut; c++) {
                 const adf_coding_t *d = adf_coding((adf_coding_e)c);
-                apr_size_t sl = d ? strlen(d->etag_suffix) : 0;
 
-                if (d && adf_accept_q(acc, (adf_coding_e)c) > 0 && len > sl
-                    && !memcmp(end - sl, d->etag_suffix, sl)) {
-                    len -= sl;
-                    changed = 1;
-                    break;
+                if (d && adf_accept_q(acc, (adf_coding_e)c) > 0) {
+                    cut = suffix_len(s + 1, len, d->etag_suffix);
                 }
             }
+            len -= cut;
+            changed |= cut > 0;
             *o++ = '"';
             memcpy(o, s + 1, len);
             o += len;
@@ -141,7 +189,7 @@ int adf_fixup_conditionals(request_rec *r)
     }
     for (i = 0; i < 2; i++) {
         const char *v = apr_table_get(r->headers_in, hdrs[i]);
-        if (v && strchr(v, '-')) {
+        if (v && strstr(v, "-ad-")) {
             if (!parsed) {
                 adf_accept_parse(ae, &acc);
                 parsed = 1;

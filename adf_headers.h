@@ -21,9 +21,16 @@ int adf_resp_no_transform(const request_rec *r);
  * either header table; "identity" does not count), or NULL. */
 const char *adf_declared_encoding(const request_rec *r);
 
-/* "abc" -> "abc-gzip", W/"abc" -> W/"abc-gzip" in whichever table holds
- * the ETag; a missing or malformed ETag is left alone. */
-void adf_suffix_etag(request_rec *r, adf_coding_e c);
+/* What a sibling's ETag carries after its coding's suffix: a sibling and
+ * the on-the-fly output of the same coding are different bytes. */
+#define ADF_SIBLING_ETAG "-pre"
+
+/* "abc" -> "abc-ad-gzip" (a sibling: "abc-ad-gzip-pre"), W/"abc" ->
+ * W/"abc-ad-gzip", in whichever table holds the ETag; a missing or
+ * malformed ETag is left alone.  The suffixes are this module's own, so
+ * a tag a backend made ("v1-gzip", mod_deflate's) is never taken for
+ * one of ours. */
+void adf_suffix_etag(request_rec *r, adf_coding_e c, int sibling);
 
 /* fixups hook: where this module may answer with a compressed
  * representation, let If-None-Match / If-Match carrying its ETag match

@@ -1,4 +1,4 @@
-/* File identity and sibling freshness; see adf_ident.h for the rule. */
+/* File identity and the siblings' mark; see adf_ident.h for the rule. */
 #include "adf_ident.h"
 #include "adf_parse.h"
 
@@ -29,12 +29,6 @@ adf_ts_t adf_ts_from_usec(apr_int64_t usec)
     return t;
 }
 
-int adf_sibling_fresh(const adf_ident_t *f, const adf_ident_t *s)
-{
-    return adf_ts_cmp(&s->mtime, &f->mtime) == 0
-           && adf_ts_cmp(&s->ctime, &f->ctime) > 0;
-}
-
 int adf_ident_same(const adf_ident_t *a, const adf_ident_t *b)
 {
     return a->dev == b->dev && a->ino == b->ino && a->size == b->size
@@ -44,16 +38,35 @@ int adf_ident_same(const adf_ident_t *a, const adf_ident_t *b)
 
 int adf_mark_format(char *buf, const adf_ident_t *f)
 {
-    return snprintf(buf, ADF_MARK_MAX, "1 size=%" APR_INT64_T_FMT " mtime=%"
-                    APR_INT64_T_FMT ".%09ld", f->size, f->mtime.sec,
-                    f->mtime.nsec);
+    return snprintf(buf, ADF_MARK_MAX, "2 ino=%" APR_UINT64_T_FMT " size=%"
+                    APR_INT64_T_FMT " mtime=%" APR_INT64_T_FMT ".%09ld ctime=%"
+                    APR_INT64_T_FMT ".%09ld", f->ino, f->size, f->mtime.sec,
+                    f->mtime.nsec, f->ctime.sec, f->ctime.nsec);
 }
 
-int adf_mark_parse(const char *v, apr_size_t len, apr_int64_t *size,
-                   adf_ts_t *mtime)
+/* "SEC.NSEC" with exactly nine digits after the point. */
+static const char *scan_ts(const char *s, adf_ts_t *t)
+{
+    apr_uint64_t sec, nsec;
+    const char *e;
+
+    if (!(e = adf_scan_u64(s, &sec)) || *e != '.'
+        || sec > (apr_uint64_t)APR_INT64_MAX) {
+        return NULL;
+    }
+    s = e + 1;
+    if (!(e = adf_scan_u64(s, &nsec)) || e - s != 9) {
+        return NULL;
+    }
+    t->sec = (apr_int64_t)sec;
+    t->nsec = (long)nsec;
+    return e;
+}
+
+int adf_mark_parse(const char *v, apr_size_t len, adf_ident_t *m)
 {
     char buf[ADF_MARK_MAX];
-    apr_uint64_t sz, sec, nsec;
+    apr_uint64_t ino, size;
     const char *e;
 
     if (len >= sizeof(buf)) {
@@ -61,27 +74,33 @@ int adf_mark_parse(const char *v, apr_size_t len, apr_int64_t *size,
     }
     memcpy(buf, v, len);
     buf[len] = '\0';
-    if (strncmp(buf, "1 size=", 7)
-        || !(e = adf_scan_u64(buf + 7, &sz)) || strncmp(e, " mtime=", 7)
-        || !(e = adf_scan_u64(e + 7, &sec)) || *e != '.'
-        || !(e = adf_scan_u64(e + 1, &nsec)) || *e
-        || nsec > 999999999 || sz > (apr_uint64_t)APR_INT64_MAX
-        || sec > (apr_uint64_t)APR_INT64_MAX) {
+    if (strncmp(buf, "2 ino=", 6)
+        || !(e = adf_scan_u64(buf + 6, &ino)) || strncmp(e, " size=", 6)
+        || !(e = adf_scan_u64(e + 6, &size)) || strncmp(e, " mtime=", 7)
+        || !(e = scan_ts(e + 7, &m->mtime)) || strncmp(e, " ctime=", 7)
+        || !(e = scan_ts(e + 7, &m->ctime)) || *e
+        || size > (apr_uint64_t)APR_INT64_MAX) {
         return -1;
     }
-    *size = (apr_int64_t)sz;
-    mtime->sec = (apr_int64_t)sec;
-    mtime->nsec = (long)nsec;
+    m->dev = 0;
+    m->ino = ino;
+    m->size = (apr_int64_t)size;
     return 0;
 }
 
-int adf_mark_matches(const adf_ident_t *f, apr_int64_t size,
-                     const adf_ts_t *mtime, int usec_precision)
+static adf_ts_t to_usec(adf_ts_t t)
 {
-    adf_ts_t m = *mtime;
+    t.nsec -= t.nsec % 1000;
+    return t;
+}
 
-    if (usec_precision) {
-        m.nsec -= m.nsec % 1000;
-    }
-    return size == f->size && adf_ts_cmp(&m, &f->mtime) == 0;
+int adf_mark_matches(const adf_ident_t *f, const adf_ident_t *m,
+                     int usec_precision)
+{
+    adf_ts_t mt = usec_precision ? to_usec(m->mtime) : m->mtime;
+    adf_ts_t ct = usec_precision ? to_usec(m->ctime) : m->ctime;
+
+    return m->ino == f->ino && m->size == f->size
+           && adf_ts_cmp(&mt, &f->mtime) == 0
+           && adf_ts_cmp(&ct, &f->ctime) == 0;
 }

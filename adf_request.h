@@ -10,7 +10,10 @@
 
 typedef struct {
     adf_coding_e sibling;   /* a precompressed sibling is being served */
+    const char *plain;      /* ... in place of this file */
+    apr_finfo_t plain_finfo;
     int claimed;            /* a filter instance owns this response */
+    int looked;             /* the sibling swap was considered */
     int env_known;          /* env_off was read before we set no-gzip */
     int env_off;            /* the operator's no-gzip/no-adaptive-deflate */
 } adf_req_t;

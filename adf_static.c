@@ -4,21 +4,23 @@
  * F's rules everywhere:
  *  - It replaces F only where F itself would go out byte for byte: served
  *    by the default handler, through no filter that transforms content
- *    (SSI, Substitute, ...), for a type this module compresses.  The swap
- *    happens in the last insert_filter hook, once access control, mod_dir
- *    and every module that inserts filters have settled on F.  Only the
- *    bytes change: the default handler then serves the sibling like any
- *    static file, with sendfile, its own length, 304s and ranges over the
- *    sibling's bytes; the filter gives its ETag the coding's suffix, so
- *    no two representations share a strong validator whatever FileETag
- *    says.
- *  - It stands for F only while it provably holds F's current version
- *    (adf_ident.h).
- *  - A direct request for F.gz whose F exists is authorised as F (a
- *    subrequest for F's URI runs F's access rules), and in subrequests
- *    (MultiViews, mod_autoindex, SSI) a sibling is not a resource of its
- *    own: MultiViews negotiates between real variants and the sibling
- *    swap then applies to the one chosen.
+ *    (SSI, Substitute, mod_charset_lite, ...) or stores it (mod_cache, whose
+ *    entry would carry F's validators), for a type this module compresses,
+ *    under the same rules as on-the-fly compression.  The swap happens in
+ *    the filter's init function, once every module has inserted its
+ *    filters and before the handler runs.  Only the bytes change: the
+ *    default handler serves the sibling like any static file, with
+ *    sendfile, its own length, 304s and ranges over the sibling's bytes;
+ *    the filter gives its ETag a suffix of its own, so no two
+ *    representations share a strong validator whatever FileETag says.
+ *  - It stands for F only while it provably holds F's current version:
+ *    adaptive-precompress marked it with F's identity (adf_ident.h) and F
+ *    is still that inode, size, mtime and ctime.
+ *  - Where precompressed serving applies to F, F.gz is not a resource of
+ *    its own: a direct request for it (or a subrequest: MultiViews,
+ *    mod_autoindex, SSI) is not found.  Authorising it "as F" instead
+ *    cannot replay every rule that protects F (main-request-only rules,
+ *    path info, filters that F's bytes always pass through).
  */
 #include "adf_static.h"
 #include "adf_filter.h"
@@ -31,6 +33,7 @@
 #include <apr_thread_mutex.h>
 #include <apr_hash.h>
 #include <http_core.h>
+#include <http_protocol.h>
 #include <http_request.h>
 
 #include <string.h>
@@ -44,9 +47,7 @@
  * the sibling (made from the untransformed F) would be wrong. */
 static const char *const verbatim_filters[] = {
     ADF_FILTER_NAME, "DEFLATE", "BROTLI_COMPRESS", "FIXUP_HEADERS_OUT",
-    "FIXUP_HEADERS_ERR", "MOD_EXPIRES", "BUFFER", "CACHE_SAVE",
-    "CACHE_SAVE_SUBREQ", "CACHE_OUT", "CACHE_OUT_SUBREQ",
-    "CACHE_REMOVE_URL", "CACHE_INVALIDATE", NULL
+    "FIXUP_HEADERS_ERR", "MOD_EXPIRES", "BUFFER", NULL
 };
 
 static int passes_verbatim(const char *name)
@@ -94,35 +95,39 @@ static void ident_of(const apr_finfo_t *fi, adf_ident_t *id)
     id->ctime = adf_ts_from_usec(fi->ctime);
 }
 
-/* A sibling adaptive-precompress wrote names the source it was made from:
- * a change to the sibling's own inode since (a chmod) cannot make an old
- * sibling look fresh.  Siblings from other tools carry no mark. */
-static int mark_matches(const char *path, const adf_ident_t *f)
+typedef enum {
+    MARK_OK,            /* names F as it is */
+    MARK_NONE,          /* no mark: nobody vouched for this sibling */
+    MARK_OTHER          /* names another version of F */
+} mark_e;
+
+/* The proof that a sibling holds F's current bytes: the mark
+ * adaptive-precompress leaves on what it wrote or verified (adf_ident.h). */
+static mark_e mark_of(const char *path, const adf_ident_t *f)
 {
     char v[ADF_MARK_MAX];
     ssize_t n = getxattr(path, ADF_MARK_XATTR, v, sizeof(v));
-    apr_int64_t size;
-    adf_ts_t mtime;
+    adf_ident_t m;
 
     if (n < 0) {
-        return 1;   /* no mark (ENODATA), or no xattrs here (ENOTSUP) */
+        return MARK_NONE;   /* ENODATA, or no xattrs here (ENOTSUP) */
     }
-    return !adf_mark_parse(v, (apr_size_t)n, &size, &mtime)
-           && adf_mark_matches(f, size, &mtime, 1);
+    return !adf_mark_parse(v, (apr_size_t)n, &m) && adf_mark_matches(f, &m, 1)
+           ? MARK_OK : MARK_OTHER;
 }
 
-#define SIBLING_WANTED (APR_FINFO_MIN | APR_FINFO_IDENT | APR_FINFO_OWNER \
-                        | APR_FINFO_CTIME)
+#define SIBLING_WANTED (APR_FINFO_MIN | APR_FINFO_IDENT | APR_FINFO_OWNER)
 
-/* Is the sibling at path usable for F (finfo f)?  Fills *sfi. */
+/* Is the sibling at path usable for F (finfo f)?  Fills *sfi; *mark
+ * tells why a regular file is not. */
 static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
-                  apr_finfo_t *sfi, int *stale)
+                  apr_finfo_t *sfi, mark_e *mark)
 {
     int opts = ap_allow_options(r);
     apr_finfo_t lfi;
-    adf_ident_t fid, sid;
+    adf_ident_t fid;
 
-    *stale = 0;
+    *mark = MARK_OK;
     if (apr_stat(&lfi, path, SIBLING_WANTED | APR_FINFO_LINK, r->pool)
         != APR_SUCCESS) {
         return 0;
@@ -148,9 +153,7 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
         return 0;   /* an empty sibling is broken, not compressed */
     }
     ident_of(f, &fid);
-    ident_of(sfi, &sid);
-    if (!adf_sibling_fresh(&fid, &sid) || !mark_matches(path, &fid)) {
-        *stale = 1;
+    if ((*mark = mark_of(path, &fid)) != MARK_OK) {
         return 0;
     }
     /* Readable by this process, or the handler would answer 403. */
@@ -177,7 +180,7 @@ void adf_static_child_init(apr_pool_t *pchild, server_rec *s)
     stale_seen = apr_hash_make(stale_pool);
 }
 
-static void log_stale(request_rec *r, const char *path)
+static void log_stale(request_rec *r, const char *path, mark_e mark)
 {
     int first = 0;
 
@@ -193,8 +196,9 @@ static void log_stale(request_rec *r, const char *path)
     apr_thread_mutex_unlock(stale_lock);
     if (first) {
         ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, ADFLOGNO(00009)
-                      "ignoring %s: it does not hold the current version of "
-                      "%s (rewrite it with adaptive-precompress)", path,
+                      "ignoring %s: %s %s (run adaptive-precompress)", path,
+                      mark == MARK_NONE ? "no mark shows that it holds"
+                                        : "its mark names another version of",
                       r->filename);
     }
 }
@@ -203,15 +207,15 @@ static void log_stale(request_rec *r, const char *path)
 static int sibling(request_rec *r, adf_coding_e c, const char **path,
                    apr_finfo_t *sfi)
 {
-    int stale;
+    mark_e mark;
 
     *path = apr_pstrcat(r->pool, r->filename, adf_coding(c)->ext, NULL);
-    if (usable(r, *path, &r->finfo, sfi, &stale)) {
+    if (usable(r, *path, &r->finfo, sfi, &mark)) {
         return 1;
     }
-    if (stale) {
+    if (mark != MARK_OK) {
         adf_shm_count_stale();
-        log_stale(r, *path);
+        log_stale(r, *path, mark);
     }
     return 0;
 }
@@ -255,12 +259,15 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
         if (sibling(r, c, &path, &sfi)) {
             ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
                           "serving sibling %s", path);
+            adf_req_t *st = adf_req(r);
+
             adf_merge_vary(r);
+            st->plain = r->filename;
+            st->plain_finfo = r->finfo;
+            st->sibling = c;
             r->filename = (char *)path;
             r->finfo = sfi;
             r->content_encoding = adf_coding_name(c);
-            adf_req(r)->sibling = c;
-            adf_add_filter(r);
             return;
         }
     }
@@ -279,53 +286,88 @@ static const char *stem_uri(request_rec *r, const char *ext)
 {
     apr_size_t ul = strlen(r->uri), el = strlen(ext);
 
-    if (ul <= el || strcmp(r->uri + ul - el, ext)) {
+    if ((r->path_info && *r->path_info) || ul <= el
+        || strcmp(r->uri + ul - el, ext)) {
         return NULL;
     }
     return apr_pstrmemdup(r->pool, r->uri, ul - el);
 }
 
-int adf_static_guard(request_rec *r)
+/* Does precompressed serving apply to F?  F's own configuration says:
+ * the sibling's may differ (<Files>, <FilesMatch> scopes). */
+static int precompressed_for(request_rec *r, const char *stem,
+                             const adf_coding_t *cd)
 {
     const adf_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
                                                     &adaptive_deflate_module);
-    const adf_coding_t *cd;
-    const char *stem, *uri;
-    apr_finfo_t fi;
+    const char *uri;
     request_rec *rr;
-    int status;
+    int on;
 
-    if (!adf_conf_precompressed(dc) || r->finfo.filetype != APR_REG
+    if (adf_conf_precompressed(dc)) {
+        return 1;
+    }
+    uri = stem_uri(r, cd->ext);
+    rr = uri ? ap_sub_req_lookup_uri(uri, r, NULL)
+             : ap_sub_req_lookup_file(stem, r, NULL);
+    on = adf_conf_precompressed(ap_get_module_config(
+                                    rr->per_dir_config,
+                                    &adaptive_deflate_module));
+    ap_destroy_sub_req(rr);
+    return on;
+}
+
+apr_status_t adf_static_unswap(request_rec *r, apr_bucket_brigade *bb)
+{
+    adf_req_t *st = adf_req(r);
+    apr_bucket_brigade *plain;
+    apr_bucket *e, *next;
+    apr_file_t *fd;
+    apr_status_t rv;
+
+    rv = apr_file_open(&fd, st->plain, APR_READ | APR_BINARY, 0, r->pool);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    /* The default handler sent the sibling whole, before its EOS. */
+    for (e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb); e = next) {
+        next = APR_BUCKET_NEXT(e);
+        if (!APR_BUCKET_IS_METADATA(e)) {
+            apr_bucket_delete(e);
+        }
+    }
+    if (r->status == HTTP_OK && !r->header_only) {
+        plain = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+        apr_brigade_insert_file(plain, fd, 0, st->plain_finfo.size, r->pool);
+        APR_BRIGADE_PREPEND(bb, plain);
+    }
+    r->filename = (char *)st->plain;
+    r->finfo = st->plain_finfo;
+    r->content_encoding = NULL;
+    apr_table_unset(r->headers_out, "Content-Encoding");
+    ap_set_content_length(r, st->plain_finfo.size);
+    ap_set_etag(r);
+    st->sibling = ADF_IDENTITY;
+    return APR_SUCCESS;
+}
+
+int adf_static_guard(request_rec *r)
+{
+    const adf_coding_t *cd;
+    const char *stem;
+    apr_finfo_t fi;
+
+    if (!adf_config_precompressed_used() || r->finfo.filetype != APR_REG
         || !(cd = adf_coding_by_ext(r->filename, strlen(r->filename)))) {
         return DECLINED;
     }
     stem = apr_pstrmemdup(r->pool, r->filename,
                           strlen(r->filename) - strlen(cd->ext));
     if (apr_stat(&fi, stem, APR_FINFO_TYPE, r->pool) != APR_SUCCESS
-        || fi.filetype != APR_REG) {
+        || fi.filetype != APR_REG || !precompressed_for(r, stem, cd)) {
         return DECLINED;    /* a file of its own (an archive), not a sibling */
     }
-    if (r->main) {
-        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "%s is a sibling of "
-                      "%s: not a resource of its own in a subrequest",
-                      r->filename, stem);
-        return HTTP_NOT_FOUND;
-    }
-    uri = stem_uri(r, cd->ext);
-    rr = uri ? ap_sub_req_lookup_uri(uri, r, NULL)
-             : ap_sub_req_lookup_file(stem, r, NULL);
-    status = rr->status;
-    if (status == HTTP_UNAUTHORIZED) {
-        /* F asks for credentials: so does its sibling. */
-        apr_table_overlap(r->err_headers_out, rr->err_headers_out,
-                          APR_OVERLAP_TABLES_SET);
-    }
-    ap_destroy_sub_req(rr);
-    if (status == HTTP_OK) {
-        return DECLINED;
-    }
-    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "refusing %s: its file %s "
-                  "is refused (%d)", r->filename, stem, status);
-    return ap_is_HTTP_CLIENT_ERROR(status) || ap_is_HTTP_SERVER_ERROR(status)
-           ? status : HTTP_FORBIDDEN;
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "%s is a sibling of %s: "
+                  "only served as an encoding of it", r->filename, stem);
+    return HTTP_NOT_FOUND;
 }

@@ -7,12 +7,17 @@
 
 void adf_static_child_init(apr_pool_t *pchild, server_rec *s);
 
-/* Called last in insert_filter: serve a fresh sibling instead of F when
- * F would go out byte for byte and the client accepts its coding. */
+/* From the filter's init function (every filter is in place, the handler
+ * has not run): serve a fresh sibling instead of F when F would go out
+ * byte for byte and the client accepts its coding. */
 void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc);
 
-/* fixups hook: a request for F.gz (F.br...) whose F exists is authorised
- * as F; in subrequests such a sibling is not found. */
+/* The response turned out to say Cache-Control: no-transform (mod_headers
+ * sets it after the swap): put F back in bb, with F's headers. */
+apr_status_t adf_static_unswap(request_rec *r, apr_bucket_brigade *bb);
+
+/* fixups hook: where precompressed serving applies to F, a request for
+ * F.gz (F.br, ...) itself is not found. */
 int adf_static_guard(request_rec *r);
 
 #endif /* ADF_STATIC_H */

@@ -58,8 +58,8 @@ static void adf_register_hooks(apr_pool_t *p)
     ap_hook_child_init(adf_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_fixups(adf_fixup_conditionals, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_fixups(adf_static_guard, NULL, NULL, APR_HOOK_MIDDLE);
-    /* Last: every other module has inserted its filters, so the sibling
-     * swap can see whether F would be transformed. */
+    /* Last, so an explicit ADAPTIVE_DEFLATE is already there to be found;
+     * the sibling swap waits for the filter's init function. */
     ap_hook_insert_filter(adf_insert_filter, NULL, NULL,
                           APR_HOOK_REALLY_LAST);
     APR_OPTIONAL_HOOK(ap, watchdog_need, adf_shm_watchdog_need, NULL, NULL,
@@ -69,8 +69,8 @@ static void adf_register_hooks(apr_pool_t *p)
                       APR_HOOK_MIDDLE);
     /* After mod_headers' output fixup (AP_FTYPE_CONTENT_SET), as
      * mod_deflate: headers set there are seen. */
-    ap_register_output_filter(ADF_FILTER_NAME, adf_out_filter, NULL,
-                              AP_FTYPE_CONTENT_SET + 1);
+    ap_register_output_filter(ADF_FILTER_NAME, adf_out_filter,
+                              adf_filter_init, AP_FTYPE_CONTENT_SET + 1);
 }
 
 /* Declared by hand: adf_private.h already did APLOG_USE_MODULE. */

@@ -14,6 +14,8 @@ use ADFTest;
 
 plan tests => 48;
 
+idle();
+
 my $root = docroot();
 my $a = "$root/audit";
 make_path(map { "$a/$_" } qw(cgisrc pathinfo subreq scoped charset ntsib
@@ -87,7 +89,7 @@ holds !($code == 200 && $body =~ /hunter2/),
 for my $n (qw(loc if rw)) {
     page("$a/pathinfo/$n.html", "TOP SECRET $n\n" x 100, qw(gzip br));
     ok t_cmp(fetch("/audit/pathinfo/$n.html")->code, 403, "sanity: $n.html");
-    ok t_cmp(fetch("/audit/pathinfo/$n.html.gz")->code, 403,
+    ok t_cmp(fetch("/audit/pathinfo/$n.html.gz")->code, qr/^40[34]$/,
              "sanity: $n.html.gz");
     for my $u ("/audit/pathinfo/$n.html.gz/", "/audit/pathinfo/$n.html.br/x") {
         ($code, $body) = code_body(fetch($u));
@@ -100,7 +102,7 @@ for my $n (qw(loc if rw)) {
 for my $n (qw(ns env)) {
     page("$a/subreq/$n.html", "TOP SECRET $n\n" x 100, qw(gzip));
     ok t_cmp(fetch("/audit/subreq/$n.html")->code, 403, "sanity: $n.html");
-    ok t_cmp(fetch("/audit/subreq/$n.html.gz")->code, 403,
+    ok t_cmp(fetch("/audit/subreq/$n.html.gz")->code, qr/^40[34]$/,
              "$n.html.gz must be refused as $n.html is");
 }
 
@@ -111,7 +113,7 @@ $r = fetch('/audit/scoped/open.html', 'Accept-Encoding' => 'gzip');
 ok t_cmp(note_for(qr{^GET /audit/scoped/open.html })->{reason},
          'precompressed', 'sanity: siblings are served here');
 ok t_cmp(fetch('/audit/scoped/secret.html')->code, 403, 'sanity: F refused');
-ok t_cmp(fetch('/audit/scoped/secret.html.gz')->code, 403,
+ok t_cmp(fetch('/audit/scoped/secret.html.gz')->code, qr/^40[34]$/,
          'its sibling must be refused too');
 ($code, $body) = code_body(fetch('/audit/scoped/secret', 'Accept' => '*/*'));
 holds !($code == 200 && $body =~ /TOP SECRET/),
@@ -169,19 +171,21 @@ page("$a/cache/page.html", $orig, qw(gzip));
 fetch('/audit/cache/page.html', 'Accept-Encoding' => 'gzip');
 $r = fetch('/audit/cache/page.html', 'Accept-Encoding' => 'gzip');
 ok t_cmp($r->header('X-Cache') // '', qr/^HIT/, 'sanity: a cache hit');
+# (The quick handler serves hits around this module: identity bytes.)
 my $gz = $r->content;
+my $gzce = $r->header('Content-Encoding') // '';
 my $gztag = $r->header('ETag') // '';
 $r = fetch('/audit/cache/page.html', 'Accept-Encoding' => 'identity');
 my $idtag = $r->header('ETag') // '';
-holds $gztag ne $idtag,
-      "gzip ($gztag) and identity ($idtag) must not share a strong ETag";
+holds $gzce ne 'gzip' || $gztag ne $idtag,
+      "gzip ($gztag) and identity ($idtag) bytes must not share a strong ETag";
 $r = fetch('/audit/cache/page.html', 'Accept-Encoding' => 'gzip',
            'Range' => 'bytes=30-', 'If-Range' => $gztag);
 $joined = $r->code == 206 ? substr($gz, 0, 30) . $r->content : $r->content;
-$joined = $r->code == 206 || ($r->header('Content-Encoding') // '') eq 'gzip'
-          ? gunzip_ok($joined) : $joined;
+$joined = ($r->code == 206 ? $gzce : $r->header('Content-Encoding') // '')
+          eq 'gzip' ? gunzip_ok($joined) : $joined;
 ok t_cmp($joined // 'CORRUPT', $orig,
-         'a resumed gzip download decodes (got ' . $r->code . ')');
+         'a resumed download decodes (got ' . $r->code . ')');
 
 # ---- I. stale sibling made "fresh" by a change to its inode ----------------
 # Release 2 of F with release 1's mtime (normalised build mtimes), the
@@ -216,7 +220,7 @@ if (-x $tool) {
     sleep 0.02;
     system($tool, '-q', "$a/tool") == 0 or die "$tool";
     my $mark = `getfattr --only-values -n user.adaptive_deflate $a/tool/page.html.gz 2>/dev/null`;
-    ok t_cmp($mark, qr/^1 size=\d+ mtime=\d+\.\d{9}$/,
+    ok t_cmp($mark, qr/^2 ino=\d+ size=\d+ mtime=\d+\.\d{9} ctime=\d+\.\d{9}$/,
              'the tool marks the siblings it writes (adf_ident.h)');
     # A chmod -R over the tree after the run: F's ctime moves past the
     # sibling's; the module logs "rewrite it with adaptive-precompress".

@@ -22,7 +22,7 @@ my $old = time - 1000;
 my $decoy = "DECOY sibling\n" x 40;
 
 for my $name (qw(page index gzonly stale dir fifo unreadable sameedit
-                 rollback touched marked markok)) {
+                 rollback unmarked chmodded)) {
     spew("$dir/$name.html", $orig);
     chmod 0644, "$dir/$name.html";
     utime $old, $old, "$dir/$name.html";
@@ -31,9 +31,16 @@ make_sibling("$dir/page.html", 'gzip');
 make_sibling("$dir/page.html", 'br');
 make_sibling("$dir/index.html", 'br');
 make_sibling("$dir/gzonly.html", 'gzip');
-# Older than F: the classic stale sibling.
+# Each decoy below is stopped by one rule only (the others would pass).
+# A mark that names another version of F.
 compress_to('gzip', $decoy, "$dir/stale.html.gz");
-utime $old - 100, $old - 100, "$dir/stale.html.gz";
+system('touch', '-r', "$dir/stale.html", "$dir/stale.html.gz") == 0 or die;
+chomp(my $ino = `stat -c %i '$dir/stale.html'`);
+system('setfattr', '-n', 'user.adaptive_deflate', '-v',
+       '2 ino=' . ($ino + 1) . ' size=' . length($orig)
+       . ' mtime=' . `stat -c %.9Y '$dir/stale.html'` =~ s/\s+//r
+       . ' ctime=' . `stat -c %.9Z '$dir/stale.html'` =~ s/\s+//r,
+       "$dir/stale.html.gz") == 0 or die;
 mkdir "$dir/dir.html.gz";
 mkfifo("$dir/fifo.html.gz", 0644) or die "mkfifo: $!";
 make_sibling("$dir/unreadable.html", 'gzip', $decoy);
@@ -44,33 +51,26 @@ chmod 0000, "$dir/unreadable.html.gz";
 for my $sub (qw(links ownerlinks)) {
     spew("$dir/$sub/a.html", $orig);
     utime $old, $old, "$dir/$sub/a.html";
-}
-compress_to('gzip', $orig, "$dir/target.gz");
-sleep 0.02;
-system('touch', '-r', "$dir/links/a.html", "$dir/target.gz") == 0 or die;
-for my $sub (qw(links ownerlinks)) {
-    symlink('../target.gz', "$dir/$sub/a.html.gz") or die "symlink: $!";
+    compress_to('gzip', $orig, "$dir/target-$sub.gz");
+    mark_sibling("$dir/$sub/a.html", "$dir/target-$sub.gz");
+    symlink("../target-$sub.gz", "$dir/$sub/a.html.gz") or die "symlink: $!";
 }
 spew("$dir/nolink.html", $orig);
 utime $old, $old, "$dir/nolink.html";
 compress_to('gzip', $decoy, "$dir/decoy.gz");
-sleep 0.02;
-system('touch', '-r', "$dir/nolink.html", "$dir/decoy.gz") == 0 or die;
+mark_sibling("$dir/nolink.html", "$dir/decoy.gz");
 symlink('decoy.gz', "$dir/nolink.html.gz") or die "symlink: $!";
 spew("$dir/ownerlinks/b.html", $orig);
 utime $old, $old, "$dir/ownerlinks/b.html";
 compress_to('gzip', $decoy, "$dir/other-owner.gz");
-sleep 0.02;
-system('touch', '-r', "$dir/ownerlinks/b.html", "$dir/other-owner.gz") == 0
-    or die;
+mark_sibling("$dir/ownerlinks/b.html", "$dir/other-owner.gz");
 my $nobody = (getpwnam('nobody'))[2];
 chown $nobody, -1, "$dir/other-owner.gz" if $> == 0;
 symlink('../other-owner.gz', "$dir/ownerlinks/b.html.gz") or die;
 
 # ---- freshness: the sibling must hold F's current version -----------------
-# An edit in the same second as the precompress run: F's new bytes, and
-# its mtime set back to the sibling's (the old "to the second" rule, and
-# even an exact mtime, would serve the old bytes).
+# An edit in the same second as the precompress run, its mtime restored
+# (touch -r): timestamps alone would pass it; F's ctime says otherwise.
 make_sibling("$dir/sameedit.html", 'gzip', $decoy);
 my $edited = "$orig<!-- edited -->\n";
 spew("$dir/sameedit.html", $edited);
@@ -83,32 +83,22 @@ spew("$dir/rollback.v1", $v1);
 utime $old - 500, $old - 500, "$dir/rollback.v1";
 make_sibling("$dir/rollback.html", 'gzip', $decoy);
 system('cp', '-p', "$dir/rollback.v1", "$dir/rollback.html") == 0 or die;
-# A sibling whose whole-second mtime was copied (brotli -k does that).
-compress_to('br', $decoy, "$dir/touched.html.br");
-spew("$dir/touched.html", $orig);
-system('touch', '-d', '@1700000000.123456789', "$dir/touched.html") == 0
+# A sibling nobody vouched for (gzip -k, brotli -k): F's mtime, no mark.
+compress_to('br', $decoy, "$dir/unmarked.html.br");
+system('touch', '-r', "$dir/unmarked.html", "$dir/unmarked.html.br") == 0
+    or die;
+# Release 2 with release 1's size and mtime (normalised build times), the
+# old sibling left behind, then its inode touched (chmod, a hard link):
+# the mark still names release 1.
+make_sibling("$dir/chmodded.html", 'gzip', $decoy);
+(my $v2 = $orig) =~ tr/a-z/A-Z/;
+spew("$dir/chmodded.html", $v2);
+system('touch', '-r', "$dir/chmodded.html.gz", "$dir/chmodded.html") == 0
     or die;
 sleep 0.02;
-system('touch', '-d', '@1700000000', "$dir/touched.html.br") == 0 or die;
-
-# Siblings adaptive-precompress wrote carry the identity of their source
-# in an xattr: F's size and exact mtime.  A fresh marked sibling is served;
-# an old one stays stale even when a chmod of the sibling (after an edit
-# that restored F's mtime) moved its ctime past F's.
-sub mark {
-    my ($f, $s) = @_;
-    chomp(my $mt = `stat -c %.9Y '$f'`);
-    system('setfattr', '-n', 'user.adaptive_deflate', '-v',
-           '1 size=' . (-s $f) . " mtime=$mt", $s) == 0 or die 'setfattr';
-}
-mark("$dir/markok.html", make_sibling("$dir/markok.html", 'gzip'));
-mark("$dir/marked.html", make_sibling("$dir/marked.html", 'gzip', $decoy));
-my $longer = "$orig<!-- longer -->\n";
-spew("$dir/marked.html", $longer);
-system('touch', '-r', "$dir/marked.html.gz", "$dir/marked.html") == 0 or die;
-sleep 0.02;
-chmod 0640, "$dir/marked.html.gz";
-chmod 0644, "$dir/marked.html.gz";
+chmod 0640, "$dir/chmodded.html.gz";
+chmod 0644, "$dir/chmodded.html.gz";
+link("$dir/chmodded.html.gz", "$dir/chmodded.snapshot") or die "link: $!";
 
 my $gzfile = slurp("$dir/page.html.gz");
 my $brfile = slurp("$dir/page.html.br");
@@ -122,7 +112,7 @@ ok t_cmp($r->header('Content-Type'), qr{^text/html}, "F's type");
 ok t_cmp(vary_count($r), 1, 'Vary');
 ok t_cmp(unbrotli($r->content), $orig, 'decodes to F');
 my $br_etag = $r->header('ETag');
-ok t_cmp($br_etag, qr/-br"$/, 'sibling ETag carries the coding');
+ok t_cmp($br_etag, qr/-ad-br-pre"$/, 'sibling ETag carries the coding');
 $r = fetch('/static/page.html?notes', 'Accept-Encoding' => 'br');
 my $n = note_for(qr{^GET /static/page.html\?notes });
 ok t_cmp("$n->{coding} $n->{reason} $n->{level}", 'br precompressed -',
@@ -208,15 +198,15 @@ $r = fetch('/static/sameedit.html', 'Accept-Encoding' => 'gzip');
 ok t_cmp(decode_body($r), $edited, 'same-second edit: the new bytes');
 $r = fetch('/static/rollback.html', 'Accept-Encoding' => 'gzip');
 ok t_cmp(decode_body($r), $v1, 'rollback: the rolled-back bytes');
-$r = fetch('/static/markok.html', 'Accept-Encoding' => 'gzip');
-ok $r->content eq slurp("$dir/markok.html.gz");
-$r = fetch('/static/marked.html', 'Accept-Encoding' => 'gzip');
-ok t_cmp(decode_body($r), $longer, 'marked: the mark names another size');
-$r = fetch('/static/touched.html', 'Accept-Encoding' => 'br');
-ok t_cmp(decode_body($r), $orig, 'whole-second mtime copy: not served');
+$r = fetch('/static/unmarked.html', 'Accept-Encoding' => 'br');
+ok t_cmp(decode_body($r), $orig, 'unmarked: not served');
+$r = fetch('/static/chmodded.html', 'Accept-Encoding' => 'gzip');
+ok t_cmp(decode_body($r), $v2, 'chmod and link of an old sibling: not served');
 my $log = slurp(serverroot() . '/logs/error_log');
-ok t_cmp($log, qr/ignoring \S*stale\.html\.gz: it does not hold the current/,
+ok t_cmp($log, qr/ignoring \S*stale\.html\.gz: its mark names another version/,
          'stale logged');
+ok t_cmp($log, qr/ignoring \S*unmarked\.html\.br: no mark shows that it holds/,
+         'unmarked logged');
 my $count = () = $log =~ /ignoring \S*stale\.html\.gz/g;
 fetch('/static/stale.html', 'Accept-Encoding' => 'gzip');
 my $log2 = slurp(serverroot() . '/logs/error_log');
@@ -225,9 +215,9 @@ ok $count2 <= $count + 1;       # once per process, not per request
 
 # ---- symlinks allowed ----------------------------------------------------------
 $r = fetch('/static/links/a.html', 'Accept-Encoding' => 'gzip');
-ok $r->content eq slurp("$dir/target.gz");
+ok $r->content eq slurp("$dir/target-links.gz");
 $r = fetch('/static/ownerlinks/a.html', 'Accept-Encoding' => 'gzip');
-ok $r->content eq slurp("$dir/target.gz");
+ok $r->content eq slurp("$dir/target-ownerlinks.gz");
 
 # ---- the sibling of an edited file goes stale at once -------------------------
 spew("$dir/gzonly.html", "$orig<!-- now -->\n");

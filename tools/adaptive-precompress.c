@@ -315,29 +315,6 @@ static void tick(void)
     }
 }
 
-/* Set fd's times (again, after a tick, when the filesystem's clock has
- * not moved) until its inode changed after fctime.  -1 and errno. */
-static int change_after(int fd, const struct timespec times[2],
-                        const struct timespec *fctime)
-{
-    struct stat sst;
-    int n;
-
-    for (n = 0; ; n++) {
-        if (futimens(fd, times) != 0 || fstat(fd, &sst) != 0) {
-            return -1;
-        }
-        if (changed_after(&sst, fctime)) {
-            return 0;
-        }
-        if (n == MAX_TICKS) {
-            errno = EAGAIN;
-            return -1;
-        }
-        tick();
-    }
-}
-
 /* Wait until the filesystem's clock (a probe file's change time) has
  * moved past F's last change, then stat F: any change to F after that
  * stat will show in its ctime, even within the same clock tick as an
@@ -377,9 +354,9 @@ static int settle(apr_pool_t *p, const char *path, int in, struct stat *st)
 /* ---- siblings --------------------------------------------------------- */
 
 typedef enum {
-    SIB_FRESH,          /* holds F by the rule: nothing to do */
-    SIB_CHECK,          /* F's mtime, changed before F: decode and see */
-    SIB_REFRESH,        /* decoded to exactly F: touch it */
+    SIB_FRESH,          /* its mark names F as it is: nothing to do */
+    SIB_CHECK,          /* unmarked, or marked for another F: decode */
+    SIB_REFRESH,        /* decoded to exactly F: mark it */
     SIB_WRITE,          /* missing, stale or not F's bytes: compress */
     SIB_FAILED          /* an error was reported */
 } sib_e;
@@ -401,43 +378,31 @@ typedef struct {
     int unmarked;       /* written without the marker */
 } job_t;
 
-/* As the module reads a mark: a sibling without one (or where there are
- * no xattrs) passes; a marked one must name F's size and mtime. */
+/* As the module reads a mark (adf_ident.h): it must name F as it is. */
 static int mark_names(const char *sib, const adf_ident_t *f)
 {
     char v[ADF_MARK_MAX];
     ssize_t n = lgetxattr(sib, ADF_MARK_XATTR, v, sizeof(v));
-    apr_int64_t size;
-    adf_ts_t mtime;
+    adf_ident_t m;
 
-    if (n < 0) {
-        return 1;
-    }
-    return !adf_mark_parse(v, (apr_size_t)n, &size, &mtime)
-           && adf_mark_matches(f, size, &mtime, 0);
+    return n >= 0 && !adf_mark_parse(v, (apr_size_t)n, &m)
+           && adf_mark_matches(f, &m, 0);
 }
 
 static sib_e sibling_state(const char *sib, const adf_ident_t *f)
 {
     struct stat sst;
-    adf_ident_t s;
 
     if (lstat(sib, &sst) != 0 || !S_ISREG(sst.st_mode)) {
         return SIB_WRITE;   /* (a symlink or a directory: as before) */
     }
-    ident_of(&sst, &s);
-    if (!mark_names(sib, f)) {
-        return SIB_WRITE;   /* made from another version of F */
-    }
-    if (adf_sibling_fresh(f, &s)) {
+    if (mark_names(sib, f)) {
         return SIB_FRESH;
     }
-    if (adf_ts_cmp(&s.mtime, &f->mtime) == 0) {
-        /* Touching it needs its owner, or root. */
-        return sst.st_uid == geteuid() || geteuid() == 0 ? SIB_CHECK
-                                                         : SIB_WRITE;
-    }
-    return SIB_WRITE;
+    /* Unmarked (another tool wrote it), or marked for another version of
+     * F (F was copied, chmod'ed, rewritten): its bytes decide.  Marking
+     * it needs its owner, or root. */
+    return sst.st_uid == geteuid() || geteuid() == 0 ? SIB_CHECK : SIB_WRITE;
 }
 
 /* Compare n decoded bytes with F's bytes at *off.  1 same, 0 not, -1
@@ -787,11 +752,8 @@ static void install(job_t *j, const struct stat *st)
     else if (fchmod(j->fd, keep_owner(j, st)) != 0) {
         what = "cannot set its mode";
     }
-    else if (change_after(j->fd, times, &st->st_ctim) != 0) {
-        what = errno == EAGAIN
-            ? "its inode change time does not move past its file's, so a "
-              "server would not use it"
-            : "cannot set its times";
+    else if (futimens(j->fd, times) != 0) {
+        what = "cannot set its times";
     }
     else if (fsync(j->fd) != 0) {
         what = "cannot write";
@@ -804,17 +766,12 @@ static void install(job_t *j, const struct stat *st)
         j->outcome = OUT_WROTE;
         return;
     }
-    if (errno == EAGAIN) {
-        error(j->sib, "%s", what);
-    }
-    else {
-        error(j->sib, "%s: %s", what, strerror(errno));
-    }
+    error(j->sib, "%s: %s", what, strerror(errno));
     drop_temp(j);
     j->state = SIB_FAILED;
 }
 
-/* A sibling that holds F's bytes: touch it so that it changed after F. */
+/* A sibling that holds F's bytes: mark it as F's, with F's mtime. */
 static void refresh(job_t *j, const struct stat *st)
 {
     struct timespec times[2];
@@ -822,10 +779,8 @@ static void refresh(job_t *j, const struct stat *st)
     times[0].tv_sec = 0;
     times[0].tv_nsec = UTIME_OMIT;
     times[1] = st->st_mtim;
-    if (change_after(j->fd, times, &st->st_ctim) != 0) {
-        error(j->sib, "cannot refresh: %s", errno == EAGAIN
-              ? "its inode change time does not move past its file's"
-              : strerror(errno));
+    if (mark(j, st) != 0 || futimens(j->fd, times) != 0) {
+        error(j->sib, "cannot refresh: %s", strerror(errno));
         close(j->fd);
         j->fd = -1;
         j->state = SIB_FAILED;
@@ -835,8 +790,7 @@ static void refresh(job_t *j, const struct stat *st)
 }
 
 /* F changed while its siblings were being put in place: none of them
- * may stand for it.  Ours go; one only touched gets an mtime that is not
- * F's (it is rewritten next time). */
+ * may stand for it.  Ours go; one only marked loses its mark. */
 static void undo(job_t *j, const struct stat *st)
 {
     struct stat a, b;
@@ -847,19 +801,7 @@ static void undo(job_t *j, const struct stat *st)
         unlink(j->sib);
     }
     else if (j->outcome == OUT_REFRESHED) {
-        struct timespec times[2];
-
-        times[0].tv_sec = 0;
-        times[0].tv_nsec = UTIME_OMIT;
-        times[1] = st->st_mtim;
-        if (times[1].tv_nsec > 0) {
-            times[1].tv_nsec--;
-        }
-        else {
-            times[1].tv_sec--;
-            times[1].tv_nsec = 999999999L;
-        }
-        futimens(j->fd, times);
+        fremovexattr(j->fd, ADF_MARK_XATTR);
     }
 }
 
@@ -941,8 +883,9 @@ static int attempt(apr_pool_t *p, const char *path, job_t *jobs, int njobs)
             refresh(&jobs[i], &st);
         }
     }
-    /* And still F now that the siblings' inode times are final: any later
-     * change of F gives it a ctime no earlier than theirs. */
+    /* And still F now that the siblings are marked: any later change of F
+     * gives it another ctime (settle() saw to that), which the marks do
+     * not name. */
     if (!unchanged(path, &f)) {
         for (i = 0; i < njobs; i++) {
             undo(&jobs[i], &st);
@@ -1024,8 +967,7 @@ static void check_orphan(const char *path)
 {
     char base[4096], v[ADF_MARK_MAX];
     struct stat st;
-    apr_int64_t size;
-    adf_ts_t mtime;
+    adf_ident_t m;
     ssize_t n;
     int c;
 
@@ -1040,7 +982,7 @@ static void check_orphan(const char *path)
             continue;
         }
         n = lgetxattr(path, ADF_MARK_XATTR, v, sizeof(v));
-        if (n < 0 || adf_mark_parse(v, (apr_size_t)n, &size, &mtime)) {
+        if (n < 0 || adf_mark_parse(v, (apr_size_t)n, &m)) {
             sum.kept++;         /* not shown to be ours: never removed */
             continue;
         }

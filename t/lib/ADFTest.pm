@@ -14,7 +14,8 @@ use Exporter 'import';
 
 our @EXPORT = qw(docroot fetch head gunzip_ok unbrotli decode_body slurp
                  spew gzip_xfl note_for set_load wait_for vary_count
-                 serverroot compress_to make_sibling load_file idle);
+                 serverroot compress_to make_sibling mark_sibling load_file
+                 idle);
 
 sub docroot { Apache::Test::vars('documentroot') }
 sub serverroot { Apache::Test::vars('serverroot') }
@@ -127,16 +128,25 @@ sub compress_to {
     close $p or die "$cmd failed";
 }
 
+# Mark sibling $s as holding $f as it is now (adf_ident.h), the way
+# adaptive-precompress does.
+sub mark_sibling {
+    my ($f, $s) = @_;
+    my ($ino, $size, $mt, $ct) = split ' ', `stat -c '%i %s %.9Y %.9Z' '$f'`;
+    system('setfattr', '-n', 'user.adaptive_deflate', '-v',
+           "2 ino=$ino size=$size mtime=$mt ctime=$ct", $s) == 0
+        or die "setfattr $s";
+}
+
 # A sibling of $f made the way adaptive-precompress makes one: $f's bytes
-# (or $data) compressed, $f's mtime to the nanosecond, written after $f's
-# last change.  Returns the sibling's path.
+# (or $data) compressed, $f's mtime, and the mark.  Returns its path.
 sub make_sibling {
     my ($f, $coding, $data) = @_;
     my $s = $f . ($coding eq 'gzip' ? '.gz' : '.br');
     compress_to($coding, defined $data ? $data : slurp($f), $s);
-    sleep 0.02;         # a clock tick after $f's last change
     system('touch', '-r', $f, $s) == 0 or die "touch -r $f $s";
     chmod 0644, $s;
+    mark_sibling($f, $s);
     return $s;
 }
 
