@@ -18,6 +18,11 @@ static const adf_coding_t *const registry[ADF_NCODINGS] = {
 #else
     NULL,
 #endif
+#ifdef ADF_HAVE_ZSTD
+    &adf_coding_zstd,
+#else
+    NULL,
+#endif
 };
 
 const adf_coding_t *adf_coding(adf_coding_e c)
@@ -72,7 +77,7 @@ static apr_status_t stream_cleanup(void *data)
     adf_stream_t *s = data;
 
     if (s->state) {
-        s->coding->codec->free(s);
+        s->backend->free(s);
         s->state = NULL;
     }
     return APR_SUCCESS;
@@ -80,8 +85,9 @@ static apr_status_t stream_cleanup(void *data)
 
 apr_status_t adf_stream_open(adf_stream_t **sp, apr_pool_t *p,
                              adf_coding_e coding, int level,
-                             apr_off_t size_hint, apr_size_t bufsize,
-                             adf_sink_fn *sink, void *baton)
+                             apr_off_t size_hint, int flags,
+                             apr_size_t bufsize, adf_sink_fn *sink,
+                             void *baton)
 {
     const adf_coding_t *d = adf_coding(coding);
     adf_stream_t *s;
@@ -99,10 +105,12 @@ apr_status_t adf_stream_open(adf_stream_t **sp, apr_pool_t *p,
     s->sink = sink;
     s->baton = baton;
     s->level = level;
+    s->flags = flags;
+    s->backend = d->codec->pick(level, size_hint, flags, &s->blevel);
     s->bufsize = !bufsize ? ADF_DEFAULT_BUFSIZE
                : bufsize < ADF_MIN_BUFSIZE ? ADF_MIN_BUFSIZE : bufsize;
     s->buf = apr_palloc(p, s->bufsize);
-    if ((rv = d->codec->open(s, level, size_hint)) != APR_SUCCESS) {
+    if ((rv = s->backend->open(s, size_hint)) != APR_SUCCESS) {
         return rv;
     }
     apr_pool_cleanup_register(p, s, stream_cleanup, apr_pool_cleanup_null);
@@ -120,18 +128,21 @@ apr_status_t adf_stream_write(adf_stream_t *s, const char *data,
     if (op == ADF_OP_FINISH) {
         s->finished = 1;
     }
-    return s->coding->codec->write(s, data, len, op);
+    if ((s->flags & ADF_STREAM_WHOLE) && op != ADF_OP_FINISH) {
+        return APR_EINVAL;      /* promised the whole body at once */
+    }
+    return s->backend->write(s, data, len, op);
 }
 
 apr_status_t adf_stream_pad(adf_stream_t *s, apr_size_t n)
 {
-    if (!s->coding->codec->pad) {
+    if (!s->backend->pad) {
         return APR_ENOTIMPL;
     }
     if (s->bytes_in || s->bytes_out || s->finished) {
         return APR_EINVAL;
     }
-    return s->coding->codec->pad(s, n);
+    return s->backend->pad(s, n);
 }
 
 void adf_stream_close(adf_stream_t *s)
@@ -139,13 +150,36 @@ void adf_stream_close(adf_stream_t *s)
     apr_pool_cleanup_run(s->pool, s, stream_cleanup);
 }
 
-apr_status_t adf_stream_emit(adf_stream_t *s, apr_size_t n)
+apr_status_t adf_stream_emit(adf_stream_t *s, const unsigned char *data,
+                             apr_size_t n)
 {
-    if (!n) {
-        return APR_SUCCESS;
+    while (n) {
+        apr_size_t k = n < s->bufsize ? n : s->bufsize;
+        apr_status_t rv;
+
+        s->bytes_out += k;
+        if ((rv = s->sink(s->baton, (const char *)data, k)) != APR_SUCCESS) {
+            return rv;
+        }
+        data += k;
+        n -= k;
     }
-    s->bytes_out += n;
-    return s->sink(s->baton, (const char *)s->buf, n);
+    return APR_SUCCESS;
+}
+
+apr_status_t adf_stream_pump(adf_stream_t *s, adf_step_fn *step)
+{
+    apr_status_t rv;
+    apr_size_t produced;
+    int done;
+
+    do {
+        if ((rv = step(s, &produced, &done)) != APR_SUCCESS
+            || (rv = adf_stream_emit(s, s->buf, produced)) != APR_SUCCESS) {
+            return rv;
+        }
+    } while (!done);
+    return APR_SUCCESS;
 }
 
 apr_off_t adf_stream_bytes_in(const adf_stream_t *s)
@@ -166,4 +200,9 @@ adf_coding_e adf_stream_coding(const adf_stream_t *s)
 int adf_stream_level(const adf_stream_t *s)
 {
     return s->level;
+}
+
+const char *adf_stream_backend(const adf_stream_t *s)
+{
+    return s->backend->name;
 }

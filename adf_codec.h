@@ -20,15 +20,25 @@ typedef apr_status_t adf_sink_fn(void *baton, const char *data,
 
 typedef struct adf_stream_t adf_stream_t;
 
+/* Bodies up to this size may be given whole (ADF_STREAM_WHOLE). */
+#define ADF_WHOLE_MAX (16 * 1024 * 1024)
+
+/* Flags for adf_stream_open. */
+#define ADF_STREAM_WHOLE 1  /* the whole input comes in one FINISH write */
+#define ADF_STREAM_PAD   2  /* adf_stream_pad will be called */
+
 /* Open a stream; its state is freed by adf_stream_close or, failing
  * that, when pool p is cleared.  size_hint is the input's length when
- * known (-1: unknown).  bufsize is the largest chunk the sink will be
- * handed (0: a default of 8000 bytes; at least 64).  APR_ENOTIMPL for a
- * coding this build lacks, APR_EINVAL for a level outside its range. */
+ * known (-1: unknown); with ADF_STREAM_WHOLE it must be exact and the
+ * coding may use an encoder that needs the whole input at once.  bufsize
+ * is the largest chunk the sink will be handed (0: a default of 8000
+ * bytes; at least 64).  APR_ENOTIMPL for a coding this build lacks,
+ * APR_EINVAL for a level outside its range. */
 apr_status_t adf_stream_open(adf_stream_t **s, apr_pool_t *p,
                              adf_coding_e coding, int level,
-                             apr_off_t size_hint, apr_size_t bufsize,
-                             adf_sink_fn *sink, void *baton);
+                             apr_off_t size_hint, int flags,
+                             apr_size_t bufsize, adf_sink_fn *sink,
+                             void *baton);
 
 apr_status_t adf_stream_write(adf_stream_t *s, const char *data,
                               apr_size_t len, adf_op_e op);
@@ -44,5 +54,7 @@ apr_off_t adf_stream_bytes_in(const adf_stream_t *s);
 apr_off_t adf_stream_bytes_out(const adf_stream_t *s);
 adf_coding_e adf_stream_coding(const adf_stream_t *s);
 int adf_stream_level(const adf_stream_t *s);
+/* The library that encodes it ("zlib", "isal", "libdeflate", ...). */
+const char *adf_stream_backend(const adf_stream_t *s);
 
 #endif /* ADF_CODEC_H */

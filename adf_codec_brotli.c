@@ -1,16 +1,23 @@
-/* brotli through libbrotlienc. */
+/* The br coding, through libbrotlienc. */
 #include "config.h"
 #include "adf_codec_impl.h"
 
 #ifdef ADF_HAVE_BROTLI
 #include <brotli/encode.h>
 
-static apr_status_t brotli_open(adf_stream_t *s, int level, apr_off_t hint)
+typedef struct {
+    BrotliEncoderState *enc;
+    BrotliEncoderOperation op;  /* of the write in progress */
+    const uint8_t *next_in;
+    size_t avail_in;
+} brotli_t;
+
+static apr_status_t brotli_open(adf_stream_t *s, apr_off_t hint)
 {
-    BrotliEncoderState *st = BrotliEncoderCreateInstance(NULL, NULL, NULL);
+    brotli_t *st = apr_pcalloc(s->pool, sizeof(*st));
     int lgwin = BROTLI_DEFAULT_WINDOW;
 
-    if (!st) {
+    if (!(st->enc = BrotliEncoderCreateInstance(NULL, NULL, NULL))) {
         return APR_ENOMEM;
     }
     /* A window no larger than the response saves memory and set-up. */
@@ -20,55 +27,66 @@ static apr_status_t brotli_open(adf_stream_t *s, int level, apr_off_t hint)
             lgwin--;
         }
         if (hint < (apr_off_t)1 << 30) {
-            BrotliEncoderSetParameter(st, BROTLI_PARAM_SIZE_HINT,
+            BrotliEncoderSetParameter(st->enc, BROTLI_PARAM_SIZE_HINT,
                                       (uint32_t)hint);
         }
     }
-    BrotliEncoderSetParameter(st, BROTLI_PARAM_QUALITY, (uint32_t)level);
-    BrotliEncoderSetParameter(st, BROTLI_PARAM_LGWIN, (uint32_t)lgwin);
+    BrotliEncoderSetParameter(st->enc, BROTLI_PARAM_QUALITY,
+                              (uint32_t)s->blevel);
+    BrotliEncoderSetParameter(st->enc, BROTLI_PARAM_LGWIN, (uint32_t)lgwin);
     s->state = st;
+    return APR_SUCCESS;
+}
+
+static apr_status_t brotli_step(adf_stream_t *s, apr_size_t *produced,
+                                int *done)
+{
+    brotli_t *st = s->state;
+    uint8_t *next_out = s->buf;
+    size_t avail_out = s->bufsize;
+
+    if (!BrotliEncoderCompressStream(st->enc, st->op, &st->avail_in,
+                                     &st->next_in, &avail_out, &next_out,
+                                     NULL)) {
+        return APR_EGENERAL;
+    }
+    *produced = s->bufsize - avail_out;
+    *done = st->avail_in == 0 && !BrotliEncoderHasMoreOutput(st->enc)
+            && (st->op != BROTLI_OPERATION_FINISH
+                || BrotliEncoderIsFinished(st->enc));
     return APR_SUCCESS;
 }
 
 static apr_status_t brotli_write(adf_stream_t *s, const char *data,
                                  apr_size_t len, adf_op_e op)
 {
-    BrotliEncoderState *st = s->state;
-    BrotliEncoderOperation bop = op == ADF_OP_FINISH ? BROTLI_OPERATION_FINISH
-                               : op == ADF_OP_FLUSH ? BROTLI_OPERATION_FLUSH
-                               : BROTLI_OPERATION_PROCESS;
-    const uint8_t *next_in = (const uint8_t *)data;
-    size_t avail_in = len;
-    apr_status_t rv;
+    brotli_t *st = s->state;
 
-    for (;;) {
-        uint8_t *next_out = s->buf;
-        size_t avail_out = s->bufsize;
-
-        if (!BrotliEncoderCompressStream(st, bop, &avail_in, &next_in,
-                                         &avail_out, &next_out, NULL)) {
-            return APR_EGENERAL;
-        }
-        rv = adf_stream_emit(s, s->bufsize - avail_out);
-        if (rv != APR_SUCCESS) {
-            return rv;
-        }
-        if (avail_in == 0 && !BrotliEncoderHasMoreOutput(st)
-            && (op != ADF_OP_FINISH || BrotliEncoderIsFinished(st))) {
-            break;
-        }
-    }
-    return APR_SUCCESS;
+    st->op = op == ADF_OP_FINISH ? BROTLI_OPERATION_FINISH
+           : op == ADF_OP_FLUSH ? BROTLI_OPERATION_FLUSH
+           : BROTLI_OPERATION_PROCESS;
+    st->next_in = (const uint8_t *)data;
+    st->avail_in = len;
+    return adf_stream_pump(s, brotli_step);
 }
 
 static void brotli_free(adf_stream_t *s)
 {
-    BrotliEncoderDestroyInstance(s->state);
+    BrotliEncoderDestroyInstance(((brotli_t *)s->state)->enc);
 }
 
-static const adf_codec_t brotli_codec = {
-    brotli_open, brotli_write, brotli_free, NULL
+static const adf_backend_t brotli_backend = {
+    "brotli", brotli_open, brotli_write, brotli_free, NULL
 };
+
+static const adf_backend_t *brotli_pick(int level, apr_off_t hint, int flags,
+                                        int *blevel)
+{
+    *blevel = level;
+    return &brotli_backend;
+}
+
+static const adf_codec_t brotli_codec = { brotli_pick };
 
 const adf_coding_t adf_coding_brotli = {
     ADF_BR, "br", NULL, ".br", "-ad-br", "quality",

@@ -14,13 +14,14 @@ typedef enum {
     ADF_IDENTITY = 0,
     ADF_GZIP = 1,
     ADF_BR = 2,
+    ADF_ZSTD = 3,
     ADF_NCODINGS
 } adf_coding_e;
 
 /* Longest preference list (every coding once). */
 #define ADF_MAX_PREFS (ADF_NCODINGS - 1)
 /* Levels are 0..ADF_MAX_LEVEL on every coding's own scale. */
-#define ADF_MAX_LEVEL 11
+#define ADF_MAX_LEVEL 19
 
 typedef struct adf_codec_t adf_codec_t;
 

@@ -33,7 +33,7 @@ static const adf_size_cap_t default_caps[] = {
 };
 
 /* Server preference on q-value ties, before the operator says. */
-static const adf_coding_e preference[] = { ADF_BR, ADF_GZIP };
+static const adf_coding_e preference[] = { ADF_BR, ADF_ZSTD, ADF_GZIP };
 
 static apr_array_header_t *default_types_arr;
 /* Set while the configuration is read; reset with the module's reload. */
@@ -571,6 +571,9 @@ const command_rec adf_cmds[] = {
                   (void *)(apr_size_t)ADF_BR, COST_CTX,
                   "MIN MAX: the brotli qualities (0-11) the controller "
                   "moves in"),
+    AP_INIT_TAKE2("AdaptiveDeflateZstdLevels", set_levels,
+                  (void *)(apr_size_t)ADF_ZSTD, COST_CTX,
+                  "MIN MAX: the zstd levels (1-19) the controller moves in"),
     AP_INIT_TAKE1("AdaptiveDeflateMinLength", set_min_length, NULL, DIR_CTX,
                   "bytes: shorter responses are sent as they are"),
     AP_INIT_TAKE_ARGV("AdaptiveDeflateSizeLevels", set_caps, NULL, COST_CTX,

@@ -34,6 +34,7 @@ typedef struct {
     apr_bucket_brigade *out;
     apr_off_t pending;          /* bytes in out */
     int flush_each;             /* streaming type: flush every brigade */
+    int whole;                  /* the first brigade holds all the body */
 } adf_ctx_t;
 
 static int has_filter(request_rec *r)
@@ -260,6 +261,41 @@ static apr_status_t flush_out(ap_filter_t *f, adf_ctx_t *ctx, apr_bucket *e)
     return rv == APR_SUCCESS ? pass_out(f, ctx) : rv;
 }
 
+/* The whole body, given to the coder in one call: without a copy when it
+ * is one bucket that reads whole (a mapped file), else flattened. */
+static apr_status_t compress_whole(request_rec *r, adf_ctx_t *ctx,
+                                   apr_bucket_brigade *bb)
+{
+    apr_bucket *e = APR_BRIGADE_FIRST(bb), *eos;
+    apr_bucket_brigade *rest;
+    const char *data;
+    apr_size_t len;
+    char *flat;
+    apr_status_t rv;
+
+    if (!APR_BUCKET_IS_METADATA(e) && APR_BUCKET_IS_EOS(APR_BUCKET_NEXT(e))
+        && (rv = apr_bucket_read(e, &data, &len, APR_BLOCK_READ))
+           == APR_SUCCESS
+        && APR_BUCKET_IS_EOS(APR_BUCKET_NEXT(e))) {
+        rv = adf_stream_write(ctx->stream, data, len, ADF_OP_FINISH);
+        apr_bucket_delete(e);
+        return rv;
+    }
+    for (eos = APR_BRIGADE_FIRST(bb); !APR_BUCKET_IS_EOS(eos);
+         eos = APR_BUCKET_NEXT(eos)) {
+    }
+    rest = apr_brigade_split(bb, eos);
+    rv = apr_brigade_pflatten(bb, &flat, &len, r->pool);
+    apr_brigade_cleanup(bb);
+    APR_BRIGADE_CONCAT(bb, rest);
+    if (rv != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, ADFLOGNO(00008)
+                      "reading the response body failed");
+        return rv;
+    }
+    return adf_stream_write(ctx->stream, flat, len, ADF_OP_FINISH);
+}
+
 /* Take the filter out and let the response go as it is. */
 static apr_status_t step_aside(ap_filter_t *f, apr_bucket_brigade *bb)
 {
@@ -324,9 +360,19 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     ctx = f->ctx = apr_pcalloc(r->pool, sizeof(*ctx));
     ctx->out = apr_brigade_create(r->pool, f->c->bucket_alloc);
     if (!r->header_only) {
+        apr_off_t len = body_length(r, bb);
+        int flags = adf_conf_length_hiding(dc) > 0 ? ADF_STREAM_PAD : 0;
+
         ctx->flush_each = is_streaming_type(r->content_type);
-        rv = adf_stream_open(&ctx->stream, r->pool, d.coding, d.level,
-                             body_length(r, bb), 0, sink, ctx);
+        /* All of it here (a static file, a short generated page): one
+         * call, and the coding may use a one-shot encoder. */
+        ctx->whole = !ctx->flush_each && len >= 0 && len <= ADF_WHOLE_MAX
+                     && APR_BUCKET_IS_EOS(APR_BRIGADE_LAST(bb));
+        if (ctx->whole) {
+            flags |= ADF_STREAM_WHOLE;
+        }
+        rv = adf_stream_open(&ctx->stream, r->pool, d.coding, d.level, len,
+                             flags, 0, sink, ctx);
         if (rv != APR_SUCCESS) {
             ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, ADFLOGNO(00007)
                           "cannot start %s level %d; sending uncompressed",
@@ -365,6 +411,12 @@ apr_status_t adf_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
         }
     }
     ctx = f->ctx;
+    if (ctx->whole) {
+        ctx->whole = 0;
+        if ((rv = compress_whole(f->r, ctx, bb)) != APR_SUCCESS) {
+            return rv;
+        }
+    }
 
     while (!APR_BRIGADE_EMPTY(bb)) {
         apr_bucket *e = APR_BRIGADE_FIRST(bb);

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <apr_general.h>
 #include "../adf_codec.h"
-#include "../t/unit/adf_decode.h"
+#include "../adf_decode.h"
 
 typedef struct {
     unsigned char *data;
@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     data += 4;
     size -= 4;
     apr_pool_create(&p, pool);
-    if (adf_stream_open(&s, p, c, level, (data[-1] & 1) ? (apr_off_t)size : -1,
+    if (adf_stream_open(&s, p, c, level, (data[-1] & 1) ? (apr_off_t)size : -1, 0,
                         bufsize, collect, &b) != APR_SUCCESS) {
         abort();
     }
@@ -77,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         off += k;
         if (flush) {
-            long got = adf_test_decode(c, b.data, b.len, out, size + 1, 0);
+            long got = adf_decode_all(c, b.data, b.len, out, size + 1, 0);
             if (got != (long)off || memcmp(out, data, off)) {
                 abort();
             }
@@ -86,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (adf_stream_write(s, NULL, 0, ADF_OP_FINISH)) {
         abort();
     }
-    if (adf_test_decode(c, b.data, b.len, out, size + 1, 1) != (long)size
+    if (adf_decode_all(c, b.data, b.len, out, size + 1, 1) != (long)size
         || memcmp(out, data, size)) {
         abort();
     }

@@ -14,7 +14,7 @@ use LWP::UserAgent ();
 use Time::HiRes qw(sleep time);
 use ADFTest;
 
-plan tests => 27;
+plan tests => 28;
 
 my $page = slurp(docroot() . '/index.html');
 
@@ -74,10 +74,12 @@ sub spike {
 my @ms = map { spike(0) } 1 .. 3;
 ok t_cmp((grep { defined } @ms) == 3 ? 1 : 0, 1,
          'compression paused on every spike and resumed after it');
-my ($worst) = sort { $b <=> $a } map { $_ // 1e9 } @ms;
-printf "# resumed within %.0f ms at worst (interval %d ms)\n", $worst, $iv;
-# Below the limit's ON mark on the next sample, compressing at once.
-ok $worst <= 3 * $iv;
+my @sorted = sort { $a <=> $b } map { $_ // 1e9 } @ms;
+printf "# resumed after %s ms (interval %d ms)\n",
+       join(' ', map { sprintf '%.0f', $_ } @ms), $iv;
+# Below the limit's ON mark on the next sample, compressing at once; a
+# busy machine may delay one round, never freeze it (the bug: 11 s).
+ok $sorted[1] <= 3 * $iv && $sorted[2] <= 1000;
 # Again, killing the child that sampled the spike each time: the time then
 # includes waiting for the MPM to replace it (up to its maintenance second).
 @ms = map { spike(1) } 1 .. 3;
@@ -188,6 +190,8 @@ DocumentRoot "$dir/htdocs"
 <Directory "$dir/htdocs">
     Require all granted
 </Directory>
+LogFormat "%r level=%{adaptive_deflate_level}n reason=%{adaptive_deflate_reason}n" n
+CustomLog "$dir/notes" n
 AdaptiveDeflate On
 AdaptiveDeflateLoadSource file:$load
 AdaptiveDeflateLoadInterval 100ms
@@ -202,7 +206,9 @@ $r = $ua->get("http://127.0.0.1:$port/page.html", 'Accept-Encoding' => 'gzip');
 ok t_cmp(slurp("$dir/error_log"),
          qr/ADF00012: AdaptiveDeflateLoadSource: file \Q$load\E cannot be read by the user the children run as/,
          'an unreadable source is an error at start, naming it');
-ok t_cmp(gzip_xfl($r->content), 4,
+ok t_cmp(decode_body($r), $page);
+wait_for(sub { -s "$dir/notes" }, 5);
+ok t_cmp(slurp("$dir/notes"), qr{^GET /page.html \S+ level=1 reason=no-signal$}m,
          'and responses use the lowest level, not the maximum');
 system($httpd, '-d', $dir, '-f', "$dir/httpd.conf", '-k', 'stop');
 sleep 0.5;

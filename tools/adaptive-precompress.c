@@ -1,29 +1,29 @@
-/* adaptive-precompress: write .gz (zlib level 9) and .br (quality 11)
- * siblings for the compressible files of a document tree, for
+/* adaptive-precompress: write precompressed siblings (.gz at gzip's
+ * strongest level, .br at quality 11, .zst at level 19: each coding's
+ * strongest) of the compressible files of a document tree, for
  * AdaptiveDeflatePrecompressed.
  *
- * A sibling S stands for its file F under the rule of adf_ident.h: S's
- * mtime equals F's to the nanosecond and S's inode changed after F's
- * (S.ctime > F.ctime), and, when S carries this tool's mark, F still has
- * the size and mtime the mark records.  The tool decides "up to date" by
- * that rule, as the module does, and writes siblings that satisfy it:
- *   - F is stat'ed before it is read and again once its siblings are in
- *     place; if it changed meanwhile, they are discarded and F is done
- *     again (before reading, the tool waits until the filesystem's clock
- *     has moved past F's last change, so any later change shows);
- *   - a sibling is compressed into a temporary file in the same directory
- *     (.NAME.adaptive-precompress-XXXXXX), given F's mode, group (and,
- *     as root, owner), F's atime and mtime, a marker naming it as ours,
- *     synced and renamed over S: a server never sees a half-written one;
- *   - a sibling with F's mtime that changed before F did (a tree copied
- *     with cp -a, a chmod of F) is decoded and, when it holds exactly F's
- *     bytes, touched instead of recompressed ("refreshed");
- *   - a sibling that would not be smaller is not kept.
- * -d removes a .gz/.br whose file is gone only when the marker (an
- * extended attribute) shows the tool wrote it.
+ * The module serves a sibling S for its file F only when S carries this
+ * tool's mark naming F as it is now: its inode, size, mtime and ctime
+ * (adf_ident.h).  So the tool decides "up to date" by the mark, and
+ *   - stats F before reading it (once the filesystem's clock has moved
+ *     past F's last change, so that any later change shows in F's ctime)
+ *     and again once its siblings are in place; if F changed meanwhile
+ *     they are discarded and F is done again;
+ *   - compresses a sibling into a temporary file in the same directory
+ *     (.NAME.adaptive-precompress-XXXXXX), gives it F's mode, group (and,
+ *     as root, owner), F's atime and mtime, and the mark, syncs it and
+ *     renames it over S: a server never sees a half-written one;
+ *   - decodes a sibling that is unmarked (another tool wrote it) or marked
+ *     for another version of F (F was copied, chmod'ed), and when it holds
+ *     exactly F's bytes marks it instead of recompressing ("refreshed");
+ *   - does not keep a sibling that would not be smaller.
+ * -d removes a sibling whose file is gone only when its mark shows the
+ * tool wrote it.
  */
 #include "config.h"
 #include "adf_codec.h"
+#include "adf_decode.h"
 #include "adf_ident.h"
 
 #include <apr_general.h>
@@ -42,10 +42,6 @@
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
-#ifdef ADF_HAVE_BROTLI
-#include <brotli/decode.h>
-#endif
 
 #ifndef ENOTSUP
 #define ENOTSUP EOPNOTSUPP
@@ -89,8 +85,6 @@ static struct {
 } sum;
 
 static apr_pool_t *pool;
-static const char *const ext_of[ADF_NCODINGS] = { NULL, ".gz", ".br" };
-static const int level_of[ADF_NCODINGS] = { 0, 9, 11 };
 
 /* ---- output ----------------------------------------------------------- */
 
@@ -436,100 +430,47 @@ static int same_bytes(int in, apr_off_t *off, apr_off_t size,
     return 1;
 }
 
+typedef struct {
+    int in;             /* F */
+    apr_off_t off, size;
+    int r;              /* what same_bytes said when it stopped */
+} compare_t;
+
+static int compare(void *baton, const unsigned char *data, size_t len)
+{
+    compare_t *c = baton;
+
+    c->r = same_bytes(c->in, &c->off, c->size, data, len);
+    return c->r != 1;
+}
+
 /* Does the sibling open on sfd decode to exactly F's size bytes (in)?
  * 1 yes, 0 no (broken, truncated, trailing data, other bytes), -1 when
  * F could not be read (errno). */
 static int holds_file(adf_coding_e c, int sfd, int in, apr_off_t size)
 {
-    unsigned char ib[65536], ob[65536];
-    apr_off_t off = 0;
-    ssize_t n = 0;
-    int eof = 0, r = 0, done = 0;
+    adf_decoder_t *d = adf_decoder_create(c);
+    compare_t cmp = { in, 0, size, 1 };
+    unsigned char ib[65536];
+    ssize_t n;
+    size_t used;
+    int r = 0;
 
-    if (c == ADF_GZIP) {
-        z_stream z;
-        int zrc;
-
-        memset(&z, 0, sizeof(z));
-        if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
-            return 0;
-        }
-        for (;;) {
-            if (z.avail_in == 0 && !eof) {
-                if ((n = read(sfd, ib, sizeof(ib))) < 0) {
-                    break;
-                }
-                eof = n == 0;
-                z.next_in = ib;
-                z.avail_in = (uInt)n;
-            }
-            z.next_out = ob;
-            z.avail_out = sizeof(ob);
-            zrc = inflate(&z, Z_NO_FLUSH);
-            if ((r = same_bytes(in, &off, size, ob,
-                                sizeof(ob) - z.avail_out)) != 1) {
-                break;
-            }
-            r = 0;
-            if (zrc == Z_STREAM_END) {
-                done = z.avail_in == 0;
-                break;
-            }
-            if ((zrc != Z_OK && zrc != Z_BUF_ERROR)
-                || (zrc == Z_BUF_ERROR && eof && z.avail_in == 0)) {
-                break;
-            }
-        }
-        inflateEnd(&z);
+    if (!d) {
+        return 0;
     }
-#ifdef ADF_HAVE_BROTLI
-    else if (c == ADF_BR) {
-        BrotliDecoderState *st = BrotliDecoderCreateInstance(NULL, NULL,
-                                                             NULL);
-        BrotliDecoderResult br;
-        const uint8_t *next_in = ib;
-        size_t avail_in = 0;
-
-        if (!st) {
-            return 0;
+    while (r == 0 && (n = read(sfd, ib, sizeof(ib))) > 0) {
+        r = adf_decoder_feed(d, ib, (size_t)n, &used, compare, &cmp);
+        if (r == 1 && used != (size_t)n) {
+            r = -1;         /* data after the end of the stream */
         }
-        for (;;) {
-            uint8_t *next_out = ob;
-            size_t avail_out = sizeof(ob);
-
-            if (avail_in == 0 && !eof) {
-                if ((n = read(sfd, ib, sizeof(ib))) < 0) {
-                    break;
-                }
-                eof = n == 0;
-                next_in = ib;
-                avail_in = (size_t)n;
-            }
-            br = BrotliDecoderDecompressStream(st, &avail_in, &next_in,
-                                               &avail_out, &next_out, NULL);
-            if ((r = same_bytes(in, &off, size, ob,
-                                sizeof(ob) - avail_out)) != 1) {
-                break;
-            }
-            r = 0;
-            if (br == BROTLI_DECODER_RESULT_SUCCESS) {
-                done = avail_in == 0;
-                break;
-            }
-            if (br == BROTLI_DECODER_RESULT_ERROR
-                || (br == BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT && eof
-                    && avail_in == 0)) {
-                break;
-            }
-        }
-        BrotliDecoderDestroyInstance(st);
     }
-#endif
-    if (r < 0) {
+    adf_decoder_destroy(d);
+    if (cmp.r < 0) {
         return -1;
     }
     /* The whole of F, and nothing after the end of the stream. */
-    return done && off == size && read(sfd, ib, 1) == 0;
+    return r == 1 && cmp.off == size && read(sfd, ib, 1) == 0;
 }
 
 /* SIB_CHECK: open the sibling and decode it.  Keeps it open in j->fd
@@ -616,7 +557,7 @@ static int compress_file(apr_pool_t *p, const char *path, int in,
             j->state = SIB_FAILED;
             continue;
         }
-        j->rv = adf_stream_open(&j->s, p, j->c, level_of[j->c], st->st_size,
+        j->rv = adf_stream_open(&j->s, p, j->c, adf_coding(j->c)->strongest, st->st_size, 0,
                                 65536, to_fd, &j->fd);
         active++;
     }
@@ -937,7 +878,7 @@ static void process_file(const char *path, const struct stat *st)
     ident_of(st, &f);
     for (i = 0; i < opt.ncodings; i++) {
         jobs[i].c = opt.codings[i];
-        jobs[i].sib = apr_pstrcat(p, path, ext_of[jobs[i].c], NULL);
+        jobs[i].sib = apr_pstrcat(p, path, adf_coding(jobs[i].c)->ext, NULL);
         todo += sibling_state(jobs[i].sib, &f) != SIB_FRESH;
     }
     if (!todo) {
@@ -962,7 +903,7 @@ static void process_file(const char *path, const struct stat *st)
     apr_pool_destroy(p);
 }
 
-/* A .gz/.br whose file is gone: removed when our marker is on it. */
+/* A sibling whose file is gone: removed when our marker is on it. */
 static void check_orphan(const char *path)
 {
     char base[4096], v[ADF_MARK_MAX];
@@ -971,9 +912,11 @@ static void check_orphan(const char *path)
     ssize_t n;
     int c;
 
-    for (c = ADF_GZIP; c < ADF_NCODINGS; c++) {
-        size_t len = strlen(path), e = strlen(ext_of[c]);
-        if (!has_ext(path, ext_of[c]) || len - e >= sizeof(base)) {
+    for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
+        const adf_coding_t *d = adf_coding((adf_coding_e)c);
+        size_t len = strlen(path), e = d ? strlen(d->ext) : 0;
+
+        if (!d || !has_ext(path, d->ext) || len - e >= sizeof(base)) {
             continue;
         }
         memcpy(base, path, len - e);
@@ -1006,7 +949,7 @@ static int visit(const char *path, const struct stat *st, int type,
     if (our_temp(path + ftw->base)) {
         return 0;
     }
-    if (has_ext(path, ".gz") || has_ext(path, ".br")) {
+    if (adf_coding_by_ext(path, strlen(path))) {
         if (opt.delete_orphans) {
             check_orphan(path);
         }
@@ -1025,15 +968,17 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: adaptive-precompress [options] DIR...\n"
-        "Write .gz (gzip -9) and .br (brotli -q 11) siblings of the\n"
+        "Write .gz (gzip -9), .br (brotli -q 11) and .zst (zstd -19)\n"
+        "siblings (each coding this build has) of the\n"
         "compressible files under each DIR, for\n"
         "AdaptiveDeflatePrecompressed.\n"
-        "  -d, --delete-orphans  remove .gz/.br siblings whose file is gone\n"
+        "  -d, --delete-orphans  remove siblings this tool wrote whose file\n"
+        "                        is gone\n"
         "                        (only those this tool wrote, by marker)\n"
         "  -e, --extensions LIST comma-separated extensions (default:\n"
         "                        %s)\n"
         "  -m, --min-length N    skip files shorter than N bytes (256)\n"
-        "  -c, --codings LIST    gzip,br (default: every coding built in)\n"
+        "  -c, --codings LIST    e.g. gzip,br (default: every coding built in)\n"
         "  -n, --dry-run         say what would be done, write nothing\n"
         "  -q, --quiet           no progress, no summary\n"
         "  -h, --help\n", default_exts);
@@ -1076,7 +1021,7 @@ static void summary(void)
                sum.uptodate, sum.notsmaller, sum.removed, sum.errors);
     }
     if (sum.kept) {
-        printf("  %ld orphaned .gz/.br kept: no marker shows this tool "
+        printf("  %ld orphaned siblings kept: no marker shows this tool "
                "wrote them\n", sum.kept);
     }
     if (sum.nogroup) {
@@ -1108,7 +1053,7 @@ int main(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
-    const char *codings = "gzip,br";
+    const char *codings = NULL;
     int ch, i, j;
     char *end;
 
@@ -1141,8 +1086,9 @@ int main(int argc, char **argv)
         return finish(2);
     }
     {
-        int n;
-        char **v = split(codings, &n);
+        int n = 0;
+        char **v = codings ? split(codings, &n) : NULL;
+
         for (i = 0; i < n; i++) {
             const adf_coding_t *d = adf_coding_by_token(v[i], strlen(v[i]));
             int c = d ? (int)d->id : -1;
@@ -1158,6 +1104,11 @@ int main(int argc, char **argv)
             }
             if (j == opt.ncodings && opt.ncodings < ADF_MAX_PREFS) {
                 opt.codings[opt.ncodings++] = (adf_coding_e)c;
+            }
+        }
+        for (i = ADF_IDENTITY + 1; !codings && i < ADF_NCODINGS; i++) {
+            if (adf_coding((adf_coding_e)i)) {
+                opt.codings[opt.ncodings++] = (adf_coding_e)i;
             }
         }
     }

@@ -12,7 +12,7 @@ use Time::HiRes qw(sleep);
 use JSON::PP ();
 use Exporter 'import';
 
-our @EXPORT = qw(docroot fetch head gunzip_ok unbrotli decode_body slurp
+our @EXPORT = qw(docroot fetch head gunzip_ok unbrotli unzstd decode_body slurp
                  spew gzip_xfl note_for set_load wait_for vary_count
                  serverroot compress_to make_sibling mark_sibling load_file
                  idle);
@@ -48,12 +48,24 @@ sub unbrotli {
     return $? == 0 ? $out : undef;
 }
 
+# zstd as an HTTP client may decode it: no window above 8 MB (RFC 9659).
+sub unzstd {
+    my ($bytes) = @_;
+    my ($fh, $name) = tempfile(UNLINK => 1);
+    binmode $fh;
+    print $fh $bytes;
+    close $fh;
+    my $out = `zstd -q -d -c --memory=8MB "$name" 2>/dev/null`;
+    return $? == 0 ? $out : undef;
+}
+
 sub decode_body {
     my ($res) = @_;
     my $ce = $res->header('Content-Encoding') // '';
     return $res->content if $ce eq '';
     return gunzip_ok($res->content) if $ce eq 'gzip';
     return unbrotli($res->content) if $ce eq 'br';
+    return unzstd($res->content) if $ce eq 'zstd';
     return undef;
 }
 
@@ -121,7 +133,8 @@ sub idle {
 # Compress $data with the reference tools into $file.
 sub compress_to {
     my ($coding, $data, $file) = @_;
-    my $cmd = $coding eq 'gzip' ? "gzip -9n -c" : "brotli -q 11 -c";
+    my $cmd = { gzip => "gzip -9n -c", br => "brotli -q 11 -c",
+                zstd => "zstd -q -19 -c" }->{$coding};
     open my $p, '|-', "$cmd > '$file'" or die "$cmd: $!";
     binmode $p;
     print $p $data;
@@ -142,7 +155,7 @@ sub mark_sibling {
 # (or $data) compressed, $f's mtime, and the mark.  Returns its path.
 sub make_sibling {
     my ($f, $coding, $data) = @_;
-    my $s = $f . ($coding eq 'gzip' ? '.gz' : '.br');
+    my $s = $f . { gzip => '.gz', br => '.br', zstd => '.zst' }->{$coding};
     compress_to($coding, defined $data ? $data : slurp($f), $s);
     system('touch', '-r', $f, $s) == 0 or die "touch -r $f $s";
     chmod 0644, $s;

@@ -56,7 +56,12 @@ decodes() {     # F: both siblings decode to F
     gzip -dc "$1.gz" 2>/dev/null | cmp -s - "$1" &&
         brotli -dc "$1.br" 2>/dev/null | cmp -s - "$1"
 }
+# gzip and br unless a test names its codings (zstd has its own tests).
 run() {         # run the tool: $out, $err, $rc
+    case " $* " in
+        *" -c "*) ;;
+        *) set -- -c gzip,br "$@" ;;
+    esac
     out=$("$tool" "$@" 2>"$d/stderr")
     rc=$?
     err=$(cat "$d/stderr")
@@ -219,7 +224,7 @@ t "-n -d: nothing removed" '[ -e "$o/x.csv.gz" ] && [ -e "$o/x.csv.br" ]'
 run -d "$o"
 t "-d removes a marked orphan" '[ ! -e "$o/x.csv.gz" ] && [ ! -e "$o/x.csv.br" ]'
 t "-d keeps a foreign .gz with no file (dump.csv.gz)" '[ -e "$o/dump.csv.gz" ] && gzip -t "$o/dump.csv.gz"'
-t "summary counts removed and kept orphans" 'has "$out" "2 orphans removed" && has "$out" "1 orphaned .gz/.br kept"'
+t "summary counts removed and kept orphans" 'has "$out" "2 orphans removed" && has "$out" "1 orphaned siblings kept"'
 
 # ---- names ----------------------------------------------------------------
 e=$d/esc
@@ -305,6 +310,20 @@ gen ro 200 > "$ro/page.html"
 as_other "$ro"
 t "unwritable directory: exit 1, one error" '[ $rc -eq 1 ] && [ "$(printf "%s\n" "$err" | grep -c "page.html")" = 1 ]'
 t "unwritable directory: nothing written" '[ "$(ls -A "$ro")" = page.html ]'
+
+# ---- zstd -----------------------------------------------------------------
+mkdir "$d/zst"
+gen zst 300 > "$d/zst/page.html"
+run -c zstd "$d/zst"
+if [ $rc -eq 2 ] && hasF "$err" "unavailable coding 'zstd'"; then
+    skip "zstd siblings" "this build has no zstd"
+    skip "zstd: -d removes a marked orphan" "this build has no zstd"
+else
+    t "zstd siblings: written, decode, marked" '[ $rc -eq 0 ] && zstd -q -dc "$d/zst/page.html.zst" | cmp -s - "$d/zst/page.html" && [ "$(marker "$d/zst/page.html.zst")" = "$(ident "$d/zst/page.html")" ] && [ ! -e "$d/zst/page.html.gz" ]'
+    rm "$d/zst/page.html"
+    run -c zstd -d "$d/zst"
+    t "zstd: -d removes a marked orphan" '[ ! -e "$d/zst/page.html.zst" ]'
+fi
 
 # ---- usage ----------------------------------------------------------------
 run --min-length=abc "$s"

@@ -1,10 +1,13 @@
-/* Codec round trips: compress with tiny output buffers (so output spans
- * many chunks), in odd input pieces, with flushes; decode with the
- * independent decoders (zlib inflate, libbrotlidec) and compare. */
+/* Codec round trips through every backend: compress with tiny output
+ * buffers (so output spans many chunks), in odd input pieces or whole,
+ * with flushes; decode with the independent decoders (zlib inflate,
+ * libbrotlidec, libzstd with HTTP's 8 MB window limit) and with the
+ * reference tools (gzip -t, brotli -t, zstd -t), and compare. */
 #include "config.h"
 #include "adf_test.h"
-#include "adf_decode.h"
+#include "../../adf_decode.h"
 #include <apr_general.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../../adf_codec.h"
@@ -47,64 +50,105 @@ static unsigned char *make_input(size_t n, int compressible)
     return p;
 }
 
-static const adf_coding_e codings[] = {
-    ADF_GZIP,
+/* Every backend of every coding this build has, by the levels and flags
+ * that pick it (adf_codec_gzip.c), with the largest input worth its time. */
+typedef struct {
+    adf_coding_e coding;
+    int level, flags;
+    const char *backend;
+    size_t max_size;
+} case_t;
+
+static const case_t cases[] = {
+#ifdef ADF_HAVE_ISAL
+    { ADF_GZIP, 1, 0, "isal", 200000 },
+    { ADF_GZIP, 2, 0, "isal", 200000 },
+#endif
+    { ADF_GZIP, 4, 0, "zlib", 200000 },
+    { ADF_GZIP, 9, 0, "zlib", 200000 },
+    { ADF_GZIP, 1, ADF_STREAM_PAD, "zlib", 200000 },
+#ifdef ADF_HAVE_LIBDEFLATE
+    { ADF_GZIP, 2, ADF_STREAM_WHOLE, "libdeflate", 200000 },
+    { ADF_GZIP, 9, ADF_STREAM_WHOLE, "libdeflate", 200000 },
+#else
+    { ADF_GZIP, 6, ADF_STREAM_WHOLE, "zlib", 200000 },
+#endif
 #ifdef ADF_HAVE_BROTLI
-    ADF_BR,
+    { ADF_BR, 0, 0, "brotli", 200000 },
+    { ADF_BR, 5, ADF_STREAM_WHOLE, "brotli", 200000 },
+    { ADF_BR, 11, 0, "brotli", 4096 },
+#endif
+#ifdef ADF_HAVE_ZSTD
+    { ADF_ZSTD, 1, 0, "zstd", 200000 },
+    { ADF_ZSTD, 19, ADF_STREAM_WHOLE, "zstd", 65537 },
 #endif
 };
-#define NCODINGS (int)(sizeof(codings) / sizeof(codings[0]))
+#define NCASES (int)(sizeof(cases) / sizeof(cases[0]))
 
-/* Round trip: sizes 0..200k, output buffers 1..8000, input pieces of
- * varying size, every level of each codec's range ends. */
+/* Compress in into b: whole, or in pieces of growing size. */
+static adf_stream_t *encode(const case_t *c, const unsigned char *in,
+                              size_t n, apr_off_t hint, apr_size_t bufsize,
+                              sink_buf_t *b)
+{
+    adf_stream_t *s;
+    size_t off = 0, piece = 1;
+
+    ck_assert_int_eq(adf_stream_open(&s, pool, c->coding, c->level, hint,
+                                     c->flags, bufsize, collect, b),
+                     APR_SUCCESS);
+    ck_assert_str_eq(adf_stream_backend(s), c->backend);
+    if (c->flags & ADF_STREAM_WHOLE) {
+        ck_assert_int_eq(adf_stream_write(s, (const char *)in, n,
+                                          ADF_OP_FINISH), APR_SUCCESS);
+        return s;
+    }
+    while (off < n) {
+        size_t k = piece < n - off ? piece : n - off;
+        ck_assert_int_eq(adf_stream_write(s, (const char *)in + off, k,
+                                          ADF_OP_WRITE), APR_SUCCESS);
+        off += k;
+        piece = piece * 3 + 1;
+    }
+    ck_assert_int_eq(adf_stream_write(s, NULL, 0, ADF_OP_FINISH),
+                     APR_SUCCESS);
+    return s;
+}
+
+/* Round trip: sizes 0..200k, output buffers 1..8000, every case. */
 START_TEST(round_trips)
 {
     static const size_t sizes[] = { 0, 1, 2, 100, 4096, 65537, 200000 };
     static const apr_size_t bufs[] = { 1, 7, 64, 8000 };
-    int ci, si, bi, li;
+    int ci, si, bi;
 
-    for (ci = 0; ci < NCODINGS; ci++) {
-        const adf_coding_t *d = adf_coding(codings[ci]);
-        int levels[2] = { d->min_level, d->max_level };
-        for (si = 0; si < 7; si++) {
+    for (ci = 0; ci < NCASES; ci++) {
+        const case_t *c = &cases[ci];
+        for (si = 0; si < 7 && sizes[si] <= c->max_size; si++) {
             for (bi = 0; bi < 4; bi++) {
-                for (li = 0; li < 2; li++) {
-                    size_t n = sizes[si], off = 0, piece = 1;
-                    unsigned char *in = make_input(n, si % 2);
-                    unsigned char *out = malloc(n + 16);
-                    sink_buf_t b = { NULL, 0, 0, 0, 0 };
-                    adf_stream_t *s;
-                    long got;
+                size_t n = sizes[si];
+                unsigned char *in = make_input(n, si % 2);
+                unsigned char *out = malloc(n + 16);
+                sink_buf_t b = { NULL, 0, 0, 0, 0 };
+                /* a wrong hint must still work when streaming: n/2 */
+                apr_off_t hint = (c->flags & ADF_STREAM_WHOLE)
+                                 ? (apr_off_t)n : (apr_off_t)(n / 2);
+                adf_stream_t *s = encode(c, in, n, hint, bufs[bi], &b);
+                long got;
 
-                    /* a hint that is wrong must still work: use n/2 */
-                    ck_assert_int_eq(adf_stream_open(&s, pool, codings[ci],
-                        levels[li], (apr_off_t)(n / 2), bufs[bi], collect,
-                        &b), APR_SUCCESS);
-                    while (off < n) {
-                        size_t k = piece < n - off ? piece : n - off;
-                        ck_assert_int_eq(adf_stream_write(s,
-                            (const char *)in + off, k, ADF_OP_WRITE),
-                            APR_SUCCESS);
-                        off += k;
-                        piece = piece * 3 + 1;
-                    }
-                    ck_assert_int_eq(adf_stream_write(s, NULL, 0,
-                                                      ADF_OP_FINISH),
-                                     APR_SUCCESS);
-                    ck_assert_uint_eq(adf_stream_bytes_in(s), n);
-                    ck_assert_uint_eq(adf_stream_bytes_out(s), b.len);
-                    ck_assert_uint_le(b.max_chunk,
-                                      bufs[bi] < 64 ? 64 : bufs[bi]);
-                    got = adf_test_decode(codings[ci], b.data, b.len, out, n + 16, 1);
-                    ck_assert_msg(got == (long)n && !memcmp(in, out, n),
-                                  "coding %d size %zu buf %zu level %d: "
-                                  "got %ld", codings[ci], n, bufs[bi],
-                                  levels[li], got);
-                    adf_stream_close(s);
-                    free(in);
-                    free(out);
-                    free(b.data);
-                }
+                ck_assert_uint_eq(adf_stream_bytes_in(s), n);
+                ck_assert_uint_eq(adf_stream_bytes_out(s), b.len);
+                ck_assert_uint_le(b.max_chunk,
+                                  bufs[bi] < 64 ? 64 : bufs[bi]);
+                got = adf_decode_all(c->coding, b.data, b.len, out,
+                                      n + 16, 1);
+                ck_assert_msg(got == (long)n && !memcmp(in, out, n),
+                              "%s %d (%s) size %zu buf %zu: got %ld",
+                              adf_coding_name(c->coding), c->level,
+                              c->backend, n, bufs[bi], got);
+                adf_stream_close(s);
+                free(in);
+                free(out);
+                free(b.data);
             }
         }
     }
@@ -117,17 +161,30 @@ START_TEST(flush_points)
 {
     int ci;
 
-    for (ci = 0; ci < NCODINGS; ci++) {
-        size_t n = 30000, off = 0;
+    for (ci = 0; ci < NCASES; ci++) {
+        const case_t *c = &cases[ci];
+        size_t n = c->max_size < 30000 ? c->max_size : 30000, off = 0;
         unsigned char *in = make_input(n, 1);
         unsigned char *out = malloc(n + 16);
         sink_buf_t b = { NULL, 0, 0, 0, 0 };
         adf_stream_t *s;
         size_t step = 1;
 
+        if (c->flags & ADF_STREAM_WHOLE) {
+            /* whole streams refuse anything but the one finishing write */
+            ck_assert_int_eq(adf_stream_open(&s, pool, c->coding, c->level,
+                                             (apr_off_t)n, c->flags, 0,
+                                             collect, &b), APR_SUCCESS);
+            ck_assert_int_eq(adf_stream_write(s, (const char *)in, 1,
+                                              ADF_OP_FLUSH), APR_EINVAL);
+            free(in);
+            free(out);
+            continue;
+        }
         /* 1: below the minimum, which must keep flushes finite */
-        ck_assert_int_eq(adf_stream_open(&s, pool, codings[ci], 5, -1, 1,
-                                         collect, &b), APR_SUCCESS);
+        ck_assert_int_eq(adf_stream_open(&s, pool, c->coding, c->level, -1,
+                                         c->flags, 1, collect, &b),
+                         APR_SUCCESS);
         while (off < n) {
             size_t k = step < n - off ? step : n - off;
             long got;
@@ -135,17 +192,18 @@ START_TEST(flush_points)
                                               ADF_OP_FLUSH), APR_SUCCESS);
             off += k;
             step = step * 2 + 3;
-            got = adf_test_decode(codings[ci], b.data, b.len, out, n + 16, 0);
+            got = adf_decode_all(c->coding, b.data, b.len, out, n + 16, 0);
             ck_assert_msg(got == (long)off && !memcmp(in, out, off),
-                          "coding %d: after flush at %zu decoded %ld",
-                          codings[ci], off, got);
+                          "%s %d (%s): after flush at %zu decoded %ld",
+                          adf_coding_name(c->coding), c->level, c->backend,
+                          off, got);
         }
         /* an empty flush, twice, then the end */
         ck_assert_int_eq(adf_stream_write(s, NULL, 0, ADF_OP_FLUSH), 0);
         ck_assert_int_eq(adf_stream_write(s, NULL, 0, ADF_OP_FLUSH), 0);
         ck_assert_int_eq(adf_stream_write(s, NULL, 0, ADF_OP_FINISH), 0);
-        ck_assert_int_eq(adf_test_decode(codings[ci], b.data, b.len, out, n + 16, 1),
-                         (long)n);
+        ck_assert_int_eq(adf_decode_all(c->coding, b.data, b.len, out,
+                                         n + 16, 1), (long)n);
         /* writing after the end is refused, finishing again is harmless */
         ck_assert_int_eq(adf_stream_write(s, "x", 1, ADF_OP_WRITE), APR_EOF);
         ck_assert_int_eq(adf_stream_write(s, NULL, 0, ADF_OP_FINISH), 0);
@@ -158,38 +216,102 @@ START_TEST(flush_points)
 }
 END_TEST
 
+/* What the reference tools say of each backend's output. */
+START_TEST(reference_tools)
+{
+    static const char *const test_cmd[ADF_NCODINGS] = {
+        NULL, "gzip -t", "brotli -t", "zstd -q -t"
+    };
+    size_t n = 100000;
+    unsigned char *in = make_input(n, 1);
+    char path[64], cmd[160];
+    int ci;
+
+    for (ci = 0; ci < NCASES; ci++) {
+        const case_t *c = &cases[ci];
+        sink_buf_t b = { NULL, 0, 0, 0, 0 };
+        size_t m = n < c->max_size ? n : c->max_size;
+        FILE *f;
+
+        encode(c, in, m, (apr_off_t)m, 0, &b);
+        snprintf(path, sizeof(path), "/tmp/adf-codec-%d.%d", (int)getpid(),
+                 ci);
+        f = fopen(path, "wb");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_uint_eq(fwrite(b.data, 1, b.len, f), b.len);
+        fclose(f);
+        snprintf(cmd, sizeof(cmd), "%s %s", test_cmd[c->coding], path);
+        ck_assert_msg(system(cmd) == 0, "%s: %s %d (%s)", cmd,
+                      adf_coding_name(c->coding), c->level, c->backend);
+        unlink(path);
+        free(b.data);
+    }
+    free(in);
+}
+END_TEST
+
+#ifdef ADF_HAVE_ZSTD
+/* The highest level on an input larger than 8 MB still fits an HTTP
+ * client's window limit (the decoder refuses larger windows). */
+START_TEST(zstd_window)
+{
+    size_t n = 9 << 20;
+    unsigned char *in = make_input(n, 1), *out = malloc(n);
+    sink_buf_t b = { NULL, 0, 0, 0, 0 };
+    adf_stream_t *s;
+
+    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_ZSTD, 19, -1, 0, 65536,
+                                     collect, &b), APR_SUCCESS);
+    ck_assert_int_eq(adf_stream_write(s, (const char *)in, n,
+                                      ADF_OP_FINISH), APR_SUCCESS);
+    ck_assert_int_eq(adf_decode_all(ADF_ZSTD, b.data, b.len, out, n, 1),
+                     (long)n);
+    ck_assert(!memcmp(in, out, n));
+    free(in);
+    free(out);
+    free(b.data);
+}
+END_TEST
+#endif
+
 /* A small known length gets a small window: same output validity, and
- * the gzip header's XFL byte tells the level (2: 9, 4: 1). */
+ * the gzip header's XFL byte tells zlib's level (2: 9, 4: 1). */
 START_TEST(levels_and_errors)
 {
     sink_buf_t b = { NULL, 0, 0, 0, 0 };
     adf_stream_t *s;
 
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 9, 10, 0, collect, &b),
-                     APR_SUCCESS);
+    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 9, 10, 0, 0, collect,
+                                     &b), APR_SUCCESS);
     adf_stream_write(s, "hello hello", 11, ADF_OP_FINISH);
     ck_assert_int_eq(b.data[8], 2);
     b.len = 0;
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 1, 10, 0, collect, &b),
+    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 1, 10,
+                                     ADF_STREAM_PAD, 0, collect, &b),
                      APR_SUCCESS);
     adf_stream_write(s, "hello hello", 11, ADF_OP_FINISH);
     ck_assert_int_eq(b.data[8], 4);
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 0, 10, 0, collect, &b),
-                     APR_EINVAL);
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 10, 10, 0, collect, &b),
-                     APR_EINVAL);
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_IDENTITY, 1, 10, 0, collect,
-                                     &b), APR_ENOTIMPL);
+    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 0, 10, 0, 0, collect,
+                                     &b), APR_EINVAL);
+    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 10, 10, 0, 0,
+                                     collect, &b), APR_EINVAL);
+    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_IDENTITY, 1, 10, 0, 0,
+                                     collect, &b), APR_ENOTIMPL);
 #ifdef ADF_HAVE_BROTLI
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_BR, 12, 10, 0, collect, &b),
-                     APR_EINVAL);
+    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_BR, 12, 10, 0, 0, collect,
+                                     &b), APR_EINVAL);
+#endif
+#ifdef ADF_HAVE_ZSTD
+    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_ZSTD, 20, 10, 0, 0,
+                                     collect, &b), APR_EINVAL);
 #endif
     free(b.data);
     /* the fixture's pool cleanup frees the streams not closed: no leak */
 }
 END_TEST
 
-/* Length hiding: an FEXTRA field of the asked size; still decodes. */
+/* Length hiding: an FEXTRA field of the asked size; still decodes.  Only
+ * a stream opened for padding can pad. */
 START_TEST(gzip_padding)
 {
     sink_buf_t b = { NULL, 0, 0, 0, 0 };
@@ -199,21 +321,22 @@ START_TEST(gzip_padding)
 
     for (n = 4; n < 600; n += 97) {
         b.len = 0;
-        ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 6, -1, 0, collect,
-                                         &b), APR_SUCCESS);
+        ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 6, -1,
+                                         ADF_STREAM_PAD, 0, collect, &b),
+                         APR_SUCCESS);
         ck_assert_int_eq(adf_stream_pad(s, n), APR_SUCCESS);
         adf_stream_write(s, "hello hello hello", 17, ADF_OP_FINISH);
         ck_assert_int_eq(b.data[3] & 4, 4);                 /* FEXTRA */
         ck_assert_uint_eq(b.data[10] | b.data[11] << 8, n); /* XLEN */
-        ck_assert_int_eq(adf_test_decode(ADF_GZIP, b.data, b.len, out, sizeof(out), 1),
-                         17);
+        ck_assert_int_eq(adf_decode_all(ADF_GZIP, b.data, b.len, out,
+                                         sizeof(out), 1), 17);
         ck_assert(!memcmp(out, "hello hello hello", 17));
         /* too late once written */
         ck_assert_int_eq(adf_stream_pad(s, 8), APR_EINVAL);
     }
 #ifdef ADF_HAVE_BROTLI
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_BR, 5, -1, 0, collect, &b),
-                     APR_SUCCESS);
+    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_BR, 5, -1, 0, 0, collect,
+                                     &b), APR_SUCCESS);
     ck_assert_int_eq(adf_stream_pad(s, 8), APR_ENOTIMPL);
 #endif
     free(b.data);
@@ -225,9 +348,13 @@ int main(void)
     Suite *s = suite_create("codec");
     TCase *tc = adf_test_case(s, "round-trip");
 
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, round_trips);
     tcase_add_test(tc, flush_points);
+    tcase_add_test(tc, reference_tools);
+#ifdef ADF_HAVE_ZSTD
+    tcase_add_test(tc, zstd_window);
+#endif
     tcase_add_test(tc, levels_and_errors);
     tcase_add_test(tc, gzip_padding);
     return adf_test_run(s);

@@ -1,0 +1,95 @@
+/* The zstd coding (RFC 8878; for HTTP, RFC 9659), through libzstd.  HTTP
+ * decoders need not accept windows above 8 MB: levels stop at 19, whose
+ * window is 8 MB at most (the "ultra" levels 20-22 need more); the unit
+ * tests decode with an 8 MB limit. */
+#include "config.h"
+#include "adf_codec_impl.h"
+
+#ifdef ADF_HAVE_ZSTD
+#include <zstd.h>
+
+typedef struct {
+    ZSTD_CCtx *cctx;
+    ZSTD_EndDirective mode;     /* of the write in progress */
+    ZSTD_inBuffer in;
+} zstd_t;
+
+static apr_status_t zstd_open(adf_stream_t *s, apr_off_t hint)
+{
+    zstd_t *st = apr_pcalloc(s->pool, sizeof(*st));
+
+    if (!(st->cctx = ZSTD_createCCtx())) {
+        return APR_ENOMEM;
+    }
+    /* A size known for sure (the whole input is here) lets libzstd fit
+     * its window and tables to it; a mere hint might be wrong, and libzstd
+     * refuses more input than was pledged. */
+    if (ZSTD_isError(ZSTD_CCtx_setParameter(st->cctx, ZSTD_c_compressionLevel,
+                                            s->blevel))
+        || ((s->flags & ADF_STREAM_WHOLE) && hint >= 0
+            && ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(
+                   st->cctx, (unsigned long long)hint)))) {
+        ZSTD_freeCCtx(st->cctx);
+        return APR_EGENERAL;
+    }
+    s->state = st;
+    return APR_SUCCESS;
+}
+
+static apr_status_t zstd_step(adf_stream_t *s, apr_size_t *produced,
+                              int *done)
+{
+    zstd_t *st = s->state;
+    ZSTD_outBuffer out = { s->buf, s->bufsize, 0 };
+    size_t left = ZSTD_compressStream2(st->cctx, &out, &st->in, st->mode);
+
+    if (ZSTD_isError(left)) {
+        return APR_EGENERAL;
+    }
+    *produced = out.pos;
+    /* For a flush or the end, 0 left means all of it is out; otherwise
+     * all input taken is enough. */
+    *done = st->mode == ZSTD_e_continue ? st->in.pos == st->in.size
+                                        : left == 0;
+    return APR_SUCCESS;
+}
+
+static apr_status_t zstd_write(adf_stream_t *s, const char *data,
+                               apr_size_t len, adf_op_e op)
+{
+    zstd_t *st = s->state;
+
+    st->mode = op == ADF_OP_FINISH ? ZSTD_e_end
+             : op == ADF_OP_FLUSH ? ZSTD_e_flush : ZSTD_e_continue;
+    st->in.src = data;
+    st->in.size = len;
+    st->in.pos = 0;
+    return adf_stream_pump(s, zstd_step);
+}
+
+static void zstd_free(adf_stream_t *s)
+{
+    ZSTD_freeCCtx(((zstd_t *)s->state)->cctx);
+}
+
+static const adf_backend_t zstd_backend = {
+    "zstd", zstd_open, zstd_write, zstd_free, NULL
+};
+
+static const adf_backend_t *zstd_pick(int level, apr_off_t hint, int flags,
+                                      int *blevel)
+{
+    *blevel = level;
+    return &zstd_backend;
+}
+
+static const adf_codec_t zstd_codec = { zstd_pick };
+
+const adf_coding_t adf_coding_zstd = {
+    ADF_ZSTD, "zstd", NULL, ".zst", "-ad-zstd", "level",
+    1, 19,      /* libzstd's levels within an 8 MB window */
+    1, 12,      /* above 12 the cost climbs steeply for little gain */
+    19,         /* siblings and the cache */
+    &zstd_codec
+};
+#endif /* ADF_HAVE_ZSTD */
