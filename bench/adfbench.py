@@ -903,7 +903,7 @@ def wrk_lua():
     return _lua_path
 
 
-WRK_COLUMNS = ["requests", "rps", "wrk_bytes_per_resp", "errors", "non2xx", "p50_ms", "p90_ms",
+WRK_COLUMNS = ["requests", "rps", "goodput_mbit", "wrk_bytes_per_resp", "errors", "non2xx", "p50_ms", "p90_ms",
                "p99_ms", "p999_ms", "max_ms"]
 
 
@@ -916,6 +916,7 @@ def wrk_row(j):
     return {
         "requests": int(n),
         "rps": round(n / secs, 1),
+        "goodput_mbit": round(j["bytes"] * 8 / secs / 1e6, 2),
         "wrk_bytes_per_resp": round(j["bytes"] / n) if n else "",
         "errors": int(e["connect"] + e["read"] + e["write"] + e["timeout"]),
         "non2xx": int(e["status"]),
@@ -1141,7 +1142,7 @@ class StatusPoller(threading.Thread):
         self.rows = []
         self.errors = 0
         self.marks = {}
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def mark(self, name):
         self.marks[name] = round(time.monotonic() - self.t0, 3)
@@ -1151,7 +1152,7 @@ class StatusPoller(threading.Thread):
         with in_netns(self.topo.client_ns):
             conn = None
             nxt = time.monotonic()
-            while not self._stop.is_set():
+            while not self._halt.is_set():
                 t = time.monotonic()
                 try:
                     if conn is None:
@@ -1172,12 +1173,12 @@ class StatusPoller(threading.Thread):
                         conn.close()
                     conn = None
                 nxt += self.interval
-                self._stop.wait(max(0, nxt - time.monotonic()))
+                self._halt.wait(max(0, nxt - time.monotonic()))
             if conn:
                 conn.close()
 
     def stop(self):
-        self._stop.set()
+        self._halt.set()
         self.join(5)
         return self.rows
 
