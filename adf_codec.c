@@ -182,6 +182,26 @@ apr_status_t adf_stream_pump(adf_stream_t *s, adf_step_fn *step)
     return APR_SUCCESS;
 }
 
+int adf_codec_prior(adf_coding_e coding, int level, int whole, double *cost,
+                    double *ratio)
+{
+    const adf_coding_t *d = adf_coding(coding);
+    const adf_backend_t *b;
+    int bl;
+
+    if (!d || level < d->min_level || level > d->max_level) {
+        return -1;
+    }
+    b = d->codec->pick(level, whole ? 0 : -1, whole ? ADF_STREAM_WHOLE : 0,
+                       &bl);
+    if (bl < b->prior_min || bl > b->prior_max) {
+        return -1;
+    }
+    *cost = b->prior[bl - b->prior_min].cost;
+    *ratio = b->prior[bl - b->prior_min].ratio;
+    return 0;
+}
+
 apr_off_t adf_stream_bytes_in(const adf_stream_t *s)
 {
     return s->bytes_in;

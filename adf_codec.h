@@ -50,6 +50,12 @@ apr_status_t adf_stream_pad(adf_stream_t *s, apr_size_t n);
 /* Release the coder's memory now rather than at pool cleanup. */
 void adf_stream_close(adf_stream_t *s);
 
+/* The measured cost (ns per input byte) and ratio of the backend a
+ * stream of this coding, level and kind (whole body or not) would use;
+ * -1 for a coding this build lacks or a level outside its range. */
+int adf_codec_prior(adf_coding_e coding, int level, int whole, double *cost,
+                    double *ratio);
+
 apr_off_t adf_stream_bytes_in(const adf_stream_t *s);
 apr_off_t adf_stream_bytes_out(const adf_stream_t *s);
 adf_coding_e adf_stream_coding(const adf_stream_t *s);

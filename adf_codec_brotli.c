@@ -75,8 +75,24 @@ static void brotli_free(adf_stream_t *s)
     BrotliEncoderDestroyInstance(((brotli_t *)s->state)->enc);
 }
 
+static const adf_prior_t brotli_prior[] = {
+    { 0.76f, 0.1639f }, /* 0 */
+    { 1.23f, 0.1553f }, /* 1 */
+    { 2.62f, 0.1440f }, /* 2 */
+    { 3.4f, 0.1388f }, /* 3 */
+    { 6.01f, 0.1328f }, /* 4 */
+    { 8.84f, 0.1246f }, /* 5 */
+    { 9.57f, 0.1231f }, /* 6 */
+    { 11.78f, 0.1216f }, /* 7 */
+    { 13.07f, 0.1212f }, /* 8 */
+    { 706.1f, 0.1208f }, /* 9 */
+    { 284.2f, 0.1136f }, /* 10 */
+    { 875.5f, 0.1117f }, /* 11 */
+};
+
 static const adf_backend_t brotli_backend = {
-    "brotli", brotli_open, brotli_write, brotli_free, NULL
+    "brotli", brotli_prior, 0, 11,
+    brotli_open, brotli_write, brotli_free, NULL
 };
 
 static const adf_backend_t *brotli_pick(int level, apr_off_t hint, int flags,

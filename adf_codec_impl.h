@@ -9,8 +9,18 @@
 
 typedef struct adf_backend_t adf_backend_t;
 
+/* What a backend level costs and gives, measured (docs/benchmarks.md: a
+ * 100 KB web page on this project's machine kind, CPU time); the
+ * controller starts from these and learns the real ones. */
+typedef struct {
+    float cost;                 /* ns per input byte */
+    float ratio;                /* output / input */
+} adf_prior_t;
+
 struct adf_backend_t {
     const char *name;
+    const adf_prior_t *prior;   /* for levels prior_min.. */
+    int prior_min, prior_max;
     /* Set up the coder's state in s->state for s->level (the backend's
      * own level, from the coding's pick), sized for size_hint bytes of
      * input (-1: unknown).  APR_ENOMEM or APR_EGENERAL on failure. */

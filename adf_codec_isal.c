@@ -65,7 +65,15 @@ static void isal_free(adf_stream_t *s)
     /* all of it lives in the stream's pool */
 }
 
+static const adf_prior_t isal_prior[] = {
+    { 0.56f, 0.1762f }, /* 0 */
+    { 0.64f, 0.1632f }, /* 1 */
+    { 0.67f, 0.1618f }, /* 2 */
+    { 1.84f, 0.1543f }, /* 3 */
+};
+
 const adf_backend_t adf_backend_isal = {
-    "isal", isal_open, isal_write, isal_free, NULL
+    "isal", isal_prior, 0, 3,
+    isal_open, isal_write, isal_free, NULL
 };
 #endif /* ADF_HAVE_ISAL */

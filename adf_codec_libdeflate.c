@@ -29,7 +29,23 @@ static void ld_free(adf_stream_t *s)
     libdeflate_free_compressor(s->state);
 }
 
+static const adf_prior_t libdeflate_prior[] = {
+    { 1.46f, 0.1508f }, /* 1 */
+    { 3.21f, 0.1484f }, /* 2 */
+    { 3.45f, 0.1436f }, /* 3 */
+    { 3.68f, 0.1404f }, /* 4 */
+    { 4.28f, 0.1380f }, /* 5 */
+    { 5.31f, 0.1351f }, /* 6 */
+    { 7.06f, 0.1325f }, /* 7 */
+    { 11.96f, 0.1317f }, /* 8 */
+    { 13.82f, 0.1316f }, /* 9 */
+    { 67.12f, 0.1302f }, /* 10 */
+    { 128.8f, 0.1281f }, /* 11 */
+    { 189.4f, 0.1280f }, /* 12 */
+};
+
 const adf_backend_t adf_backend_libdeflate = {
-    "libdeflate", ld_open, ld_write, ld_free, NULL
+    "libdeflate", libdeflate_prior, 1, 12,
+    ld_open, ld_write, ld_free, NULL
 };
 #endif /* ADF_HAVE_LIBDEFLATE */

@@ -108,6 +108,19 @@ static apr_status_t zlib_pad(adf_stream_t *s, apr_size_t n)
            ? APR_SUCCESS : APR_EGENERAL;
 }
 
+static const adf_prior_t zlib_prior[] = {
+    { 9.52f, 0.1665f }, /* 1 */
+    { 9.65f, 0.1590f }, /* 2 */
+    { 10.15f, 0.1558f }, /* 3 */
+    { 11.62f, 0.1434f }, /* 4 */
+    { 13.09f, 0.1376f }, /* 5 */
+    { 15.81f, 0.1339f }, /* 6 */
+    { 17.68f, 0.1335f }, /* 7 */
+    { 21.09f, 0.1326f }, /* 8 */
+    { 21.88f, 0.1325f }, /* 9 */
+};
+
 const adf_backend_t adf_backend_zlib = {
-    "zlib", zlib_open, zlib_write, zlib_free, zlib_pad
+    "zlib", zlib_prior, 1, 9,
+    zlib_open, zlib_write, zlib_free, zlib_pad
 };

@@ -72,8 +72,31 @@ static void zstd_free(adf_stream_t *s)
     ZSTD_freeCCtx(((zstd_t *)s->state)->cctx);
 }
 
+static const adf_prior_t zstd_prior[] = {
+    { 0.88f, 0.1501f }, /* 1 */
+    { 0.96f, 0.1502f }, /* 2 */
+    { 1.01f, 0.1445f }, /* 3 */
+    { 1.25f, 0.1447f }, /* 4 */
+    { 3.32f, 0.1342f }, /* 5 */
+    { 4.92f, 0.1308f }, /* 6 */
+    { 6.13f, 0.1299f }, /* 7 */
+    { 6.89f, 0.1282f }, /* 8 */
+    { 8.2f, 0.1272f }, /* 9 */
+    { 9.87f, 0.1263f }, /* 10 */
+    { 28.79f, 0.1262f }, /* 11 */
+    { 36.98f, 0.1256f }, /* 12 */
+    { 59.39f, 0.1270f }, /* 13 */
+    { 72.86f, 0.1246f }, /* 14 */
+    { 90.99f, 0.1217f }, /* 15 */
+    { 119.6f, 0.1223f }, /* 16 */
+    { 194.5f, 0.1213f }, /* 17 */
+    { 252.2f, 0.1213f }, /* 18 */
+    { 402.5f, 0.1211f }, /* 19 */
+};
+
 static const adf_backend_t zstd_backend = {
-    "zstd", zstd_open, zstd_write, zstd_free, NULL
+    "zstd", zstd_prior, 1, 19,
+    zstd_open, zstd_write, zstd_free, NULL
 };
 
 static const adf_backend_t *zstd_pick(int level, apr_off_t hint, int flags,

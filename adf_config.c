@@ -38,6 +38,7 @@ static const adf_coding_e preference[] = { ADF_BR, ADF_ZSTD, ADF_GZIP };
 static apr_array_header_t *default_types_arr;
 /* Set while the configuration is read; reset with the module's reload. */
 static int precompressed_used;
+static int top_level[ADF_NCODINGS];
 
 /* The preference list filtered by what this build has; from the
  * registry, which is there before any directive is read. */
@@ -206,6 +207,7 @@ void adf_conf_policy(const adf_dir_conf_t *dc, adf_policy_conf_t *pc)
     else {
         pc->nprefs = default_prefs(pc->prefs);
     }
+    pc->by_value = !dc->nprefs;
     if (adf_conf_length_hiding(dc) > 0) {
         /* Only gzip has a header field to pad. */
         pc->prefs[0] = ADF_GZIP;
@@ -334,7 +336,20 @@ static const char *set_levels(cmd_parms *cmd, void *cfg, const char *lo,
     }
     dc->level_min[c] = (int)min;
     dc->level_max[c] = (int)max;
+    if (max > top_level[c]) {
+        top_level[c] = (int)max;
+    }
     return NULL;
+}
+
+int adf_config_top_level(adf_coding_e c)
+{
+    const adf_coding_t *d = adf_coding(c);
+
+    if (!d) {
+        return 0;
+    }
+    return top_level[c] > d->default_max ? top_level[c] : d->default_max;
 }
 
 static const char *set_min_length(cmd_parms *cmd, void *cfg, const char *arg)

@@ -54,6 +54,10 @@ void *adf_merge_dir_conf(apr_pool_t *p, void *basev, void *addv);
 
 extern const command_rec adf_cmds[];
 
+/* The highest level of coding c any range allows (its default range's
+ * top, or a higher MAX configured anywhere): the dearest rung in use. */
+int adf_config_top_level(adf_coding_e c);
+
 /* Is AdaptiveDeflatePrecompressed On anywhere in the configuration?  When
  * not, nothing needs to look for siblings. */
 int adf_config_precompressed_used(void);

@@ -25,9 +25,13 @@
 
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 /* Pass compressed output on once this much is waiting. */
 #define ADF_PASS_THRESHOLD (64 * 1024)
+/* The share of responses whose compression CPU is measured, to learn what
+ * each rung costs (a clock_gettime around each coder call). */
+#define ADF_TIMED_SHARE 0.25
 
 typedef struct {
     adf_stream_t *stream;       /* NULL: a HEAD, the body is dropped */
@@ -35,7 +39,31 @@ typedef struct {
     apr_off_t pending;          /* bytes in out */
     int flush_each;             /* streaming type: flush every brigade */
     int whole;                  /* the first brigade holds all the body */
+    int rung_whole;             /* the model's class of this response */
+    int timed;                  /* measure the coder's CPU */
+    apr_uint64_t ns;            /* ... so far */
+    int count_eligible;         /* length unknown: counted at the end */
+    int slow;                   /* ... for a slow client */
 } adf_ctx_t;
+
+/* Give data to the coder, measuring its CPU when this response is timed:
+ * the thread's own CPU clock, so waiting and other threads do not count. */
+static apr_status_t code(adf_ctx_t *ctx, const char *data, apr_size_t len,
+                         adf_op_e op)
+{
+    struct timespec t0, t1;
+    apr_status_t rv;
+
+    if (!ctx->timed) {
+        return adf_stream_write(ctx->stream, data, len, op);
+    }
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    rv = adf_stream_write(ctx->stream, data, len, op);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    ctx->ns += (apr_uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL
+                              + (t1.tv_nsec - t0.tv_nsec));
+    return rv;
+}
 
 static int has_filter(request_rec *r)
 {
@@ -177,9 +205,36 @@ static apr_off_t body_length(request_rec *r, apr_bucket_brigade *bb)
     return len;
 }
 
+static int is_streaming_type(const char *type)
+{
+    return type && !strncasecmp(type, "text/event-stream", 17);
+}
+
+/* Is the whole body in this first brigade (its class for the model)? */
+static int whole_body(request_rec *r, apr_bucket_brigade *bb, apr_off_t len)
+{
+    return len >= 0 && len <= ADF_WHOLE_MAX
+           && APR_BUCKET_IS_EOS(APR_BRIGADE_LAST(bb))
+           && !is_streaming_type(r->content_type);
+}
+
+/* Is the client "slow": does its path take longer per byte than the
+ * dearest compression costs?  Asked only while the budget is scarce
+ * (one getsockopt), and never of a client TCP knows nothing about. */
+static int slow_client(request_rec *r, const adf_load_view_t *load)
+{
+    apr_uint64_t rate;
+
+    if (load->budget >= load->top || load->limited || load->stale
+        || !(rate = adf_client_rate(r))) {
+        return 0;
+    }
+    return 1e9 / (double)rate > load->top;
+}
+
 static void decide(request_rec *r, apr_bucket_brigade *bb,
                    const adf_dir_conf_t *dc, const adf_load_view_t *load,
-                   adf_decision_t *d)
+                   int slow, adf_decision_t *d)
 {
     adf_policy_conf_t pc;
     adf_policy_in_t in;
@@ -189,12 +244,14 @@ static void decide(request_rec *r, apr_bucket_brigade *bb,
     adf_conf_policy(dc, &pc);
     adf_request_facts(r, dc, &acc, &in);
     in.length = body_length(r, bb);
+    in.whole = whole_body(r, bb, in.length);
+    in.model = load->model;
     /* A 304 only names the representation: the load does not matter. */
-    in.effort = not_modified ? 1 : load->effort;
+    in.budget = not_modified ? 1e9
+              : slow ? load->budget * ADF_SLOW_WEIGHT : load->budget;
     in.limited = not_modified ? 0 : load->limited;
     in.failsafe = !not_modified && load->stale;
-    /* The dice only matters between two rungs. */
-    in.dice = in.effort > 0 && in.effort < 1 ? adf_rand01() : 0;
+    in.dice = adf_rand01();
     adf_policy_decide(&pc, &in, d);
 }
 
@@ -230,11 +287,6 @@ static apr_status_t sink(void *baton, const char *data, apr_size_t len)
     return apr_brigade_write(ctx->out, NULL, NULL, data, len);
 }
 
-static int is_streaming_type(const char *type)
-{
-    return type && !strncasecmp(type, "text/event-stream", 17);
-}
-
 /* ---- the filter --------------------------------------------------------- */
 
 static apr_status_t pass_out(ap_filter_t *f, adf_ctx_t *ctx)
@@ -250,8 +302,7 @@ static apr_status_t pass_out(ap_filter_t *f, adf_ctx_t *ctx)
  * one given, or a new one). */
 static apr_status_t flush_out(ap_filter_t *f, adf_ctx_t *ctx, apr_bucket *e)
 {
-    apr_status_t rv = ctx->stream ? adf_stream_write(ctx->stream, NULL, 0,
-                                                     ADF_OP_FLUSH)
+    apr_status_t rv = ctx->stream ? code(ctx, NULL, 0, ADF_OP_FLUSH)
                                   : APR_SUCCESS;
 
     if (!e) {
@@ -277,7 +328,7 @@ static apr_status_t compress_whole(request_rec *r, adf_ctx_t *ctx,
         && (rv = apr_bucket_read(e, &data, &len, APR_BLOCK_READ))
            == APR_SUCCESS
         && APR_BUCKET_IS_EOS(APR_BUCKET_NEXT(e))) {
-        rv = adf_stream_write(ctx->stream, data, len, ADF_OP_FINISH);
+        rv = code(ctx, data, len, ADF_OP_FINISH);
         apr_bucket_delete(e);
         return rv;
     }
@@ -293,7 +344,7 @@ static apr_status_t compress_whole(request_rec *r, adf_ctx_t *ctx,
                       "reading the response body failed");
         return rv;
     }
-    return adf_stream_write(ctx->stream, flat, len, ADF_OP_FINISH);
+    return code(ctx, flat, len, ADF_OP_FINISH);
 }
 
 /* Take the filter out and let the response go as it is. */
@@ -314,6 +365,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     adf_decision_t d;
     adf_ctx_t *ctx;
     apr_status_t rv;
+    int slow;
 
     f->ctx = NULL;
     if (st->claimed) {
@@ -344,9 +396,21 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         return step_aside(f, bb);
     }
     adf_shm_view(&load);
-    decide(r, bb, dc, &load, &d);
+    slow = slow_client(r, &load);
+    decide(r, bb, dc, &load, slow, &d);
     if (d.vary) {
         adf_merge_vary(r);
+    }
+    if (r->status != HTTP_NOT_MODIFIED && !r->header_only
+        && (d.coding != ADF_IDENTITY || d.reason == ADF_R_LOAD
+            || d.reason == ADF_R_CPU_LIMIT)) {
+        /* What the controller could have spent its budget on; a body of
+         * unknown length that is compressed is counted at its end. */
+        apr_off_t len = body_length(r, bb);
+
+        if (len >= 0 || d.coding == ADF_IDENTITY) {
+            adf_shm_count_eligible(len, slow);
+        }
     }
     if (d.coding == ADF_IDENTITY || r->status == HTTP_NOT_MODIFIED) {
         /* Nothing to compress: a 304 names the compressed ETag. */
@@ -366,11 +430,13 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         ctx->flush_each = is_streaming_type(r->content_type);
         /* All of it here (a static file, a short generated page): one
          * call, and the coding may use a one-shot encoder. */
-        ctx->whole = !ctx->flush_each && len >= 0 && len <= ADF_WHOLE_MAX
-                     && APR_BUCKET_IS_EOS(APR_BRIGADE_LAST(bb));
+        ctx->whole = ctx->rung_whole = whole_body(r, bb, len);
         if (ctx->whole) {
             flags |= ADF_STREAM_WHOLE;
         }
+        ctx->timed = adf_rand01() < ADF_TIMED_SHARE;
+        ctx->count_eligible = len < 0;
+        ctx->slow = slow;
         rv = adf_stream_open(&ctx->stream, r->pool, d.coding, d.level, len,
                              flags, 0, sink, ctx);
         if (rv != APR_SUCCESS) {
@@ -425,15 +491,23 @@ apr_status_t adf_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 
         if (APR_BUCKET_IS_EOS(e)) {
             if (ctx->stream) {
-                rv = adf_stream_write(ctx->stream, NULL, 0, ADF_OP_FINISH);
-                if (rv != APR_SUCCESS) {
+                adf_stream_t *s = ctx->stream;
+
+                if ((rv = code(ctx, NULL, 0, ADF_OP_FINISH)) != APR_SUCCESS) {
                     return rv;
                 }
-                note_sizes(f->r, ctx->stream);
-                adf_shm_count_bytes(adf_stream_coding(ctx->stream),
-                                    adf_stream_bytes_in(ctx->stream),
-                                    adf_stream_bytes_out(ctx->stream));
-                adf_stream_close(ctx->stream);
+                note_sizes(f->r, s);
+                adf_shm_count_bytes(adf_stream_coding(s),
+                                    adf_stream_bytes_in(s),
+                                    adf_stream_bytes_out(s));
+                adf_shm_count_rung(adf_stream_coding(s), adf_stream_level(s),
+                                   ctx->rung_whole, adf_stream_bytes_in(s),
+                                   adf_stream_bytes_out(s), ctx->ns);
+                if (ctx->count_eligible) {
+                    adf_shm_count_eligible(adf_stream_bytes_in(s),
+                                           ctx->slow);
+                }
+                adf_stream_close(s);
             }
             APR_BUCKET_REMOVE(e);
             APR_BRIGADE_INSERT_TAIL(ctx->out, e);
@@ -473,7 +547,7 @@ apr_status_t adf_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
                           "reading the response body failed");
             return rv;
         }
-        rv = adf_stream_write(ctx->stream, data, len, ADF_OP_WRITE);
+        rv = code(ctx, data, len, ADF_OP_WRITE);
         apr_bucket_delete(e);
         if (rv == APR_SUCCESS && ctx->pending >= ADF_PASS_THRESHOLD) {
             rv = pass_out(f, ctx);

@@ -70,25 +70,100 @@ static int cap_for(const adf_policy_conf_t *conf, apr_off_t length)
     return 0;
 }
 
-/* The rung of a ladder [none, lo .. hi] for an effort in [0, 1]: the
- * effort falls between two rungs and the dice picks one of them with the
- * matching probability, so the mean effort is exactly what was asked. */
-static int rung_for(double effort, int nlevels, double dice)
+int adf_frontier(const adf_model_t *m, adf_coding_e c, int whole, int lo,
+                 int hi, adf_point_t *pts)
 {
-    double p = effort * nlevels;
-    int r;
+    adf_point_t all[ADF_NLEVELS];
+    int i, j, n = 0, h = 0;
 
-    if (p <= 0) {
-        return 0;
+    for (i = lo; i <= hi && i < ADF_NLEVELS; i++) {
+        adf_point_t p = { i, 0, 1 };
+
+        adf_model_rung(m, c, i, whole, &p.cost, &p.ratio);
+        /* insertion by cost, the better ratio first on equal cost */
+        for (j = n; j > 0 && (all[j - 1].cost > p.cost
+                              || (all[j - 1].cost == p.cost
+                                  && all[j - 1].ratio > p.ratio)); j--) {
+            all[j] = all[j - 1];
+        }
+        all[j] = p;
+        n++;
     }
-    if (p >= nlevels) {
-        return nlevels;
+    pts[h].level = ADF_LEVEL_NONE;
+    pts[h].cost = 0;
+    pts[h++].ratio = 1;
+    for (i = 0; i < n; i++) {
+        adf_point_t p = all[i];
+
+        if (p.ratio >= pts[h - 1].ratio) {
+            continue;       /* dearer, and no smaller */
+        }
+        /* pop what lies on or above the line to the new point */
+        while (h >= 2
+               && (pts[h - 1].cost - pts[h - 2].cost)
+                  * (p.ratio - pts[h - 2].ratio)
+                  - (pts[h - 1].ratio - pts[h - 2].ratio)
+                  * (p.cost - pts[h - 2].cost) <= 0) {
+            h--;
+        }
+        pts[h++] = p;
     }
-    r = (int)p;
-    if (dice < p - r) {
-        r++;
+    return h;
+}
+
+void adf_frontier_at(const adf_point_t *pts, int n, double budget, int *i,
+                     double *p)
+{
+    int k;
+
+    for (k = 0; k + 1 < n && pts[k + 1].cost <= budget; k++) {
     }
-    return r;
+    *i = k;
+    *p = k + 1 < n ? (budget - pts[k].cost) / (pts[k + 1].cost - pts[k].cost)
+                   : 0;
+}
+
+/* The ratio the budget buys on coding c's frontier (for choosing among
+ * codings the client accepts equally). */
+static double ratio_at(const adf_policy_conf_t *conf,
+                       const adf_policy_in_t *in, adf_coding_e c)
+{
+    adf_point_t pts[ADF_NLEVELS + 1];
+    int n = adf_frontier(in->model, c, in->whole, conf->level_min[c],
+                         conf->level_max[c], pts), i;
+    double p;
+
+    adf_frontier_at(pts, n, in->budget, &i, &p);
+    return p > 0 ? (1 - p) * pts[i].ratio + p * pts[i + 1].ratio
+                 : pts[i].ratio;
+}
+
+/* The negotiated coding; where the client accepts several equally and no
+ * preference was configured, the one the budget buys most from. */
+static adf_coding_e choose(const adf_policy_conf_t *conf,
+                           const adf_policy_in_t *in)
+{
+    adf_coding_e c = adf_negotiate(in->accept, conf->prefs, conf->nprefs);
+    double best;
+    int i, q;
+
+    if (c == ADF_IDENTITY || !conf->by_value || in->limited
+        || in->failsafe) {
+        return c;
+    }
+    q = adf_accept_q(in->accept, c);
+    best = ratio_at(conf, in, c);
+    for (i = 0; i < conf->nprefs; i++) {
+        adf_coding_e o = conf->prefs[i];
+        double r;
+
+        if (o != c && adf_accept_q(in->accept, o) == q
+            && (r = ratio_at(conf, in, o)) < best - 1e-9) {
+            best = r;
+            c = o;
+        }
+    }
+    return c;
 }
 
 static const char *const reason_names[ADF_NREASONS] = {
@@ -114,8 +189,10 @@ static void skip(adf_decision_t *out, adf_reason_e reason, int vary)
 void adf_policy_decide(const adf_policy_conf_t *conf,
                        const adf_policy_in_t *in, adf_decision_t *out)
 {
+    adf_point_t pts[ADF_NLEVELS + 1];
     adf_coding_e c;
-    int lo, hi, n, rung, cap;
+    int lo, hi, n, i, cap, capped = 0;
+    double p;
 
     if (in->is_subrequest) {
         skip(out, ADF_R_SUBREQUEST, 0);
@@ -155,7 +232,7 @@ void adf_policy_decide(const adf_policy_conf_t *conf,
         skip(out, ADF_R_PROXIED, 1);
         return;
     }
-    c = adf_negotiate(in->accept, conf->prefs, conf->nprefs);
+    c = choose(conf, in);
     if (c == ADF_IDENTITY) {
         skip(out, ADF_R_NOT_ACCEPTED, 1);
         return;
@@ -175,30 +252,29 @@ void adf_policy_decide(const adf_policy_conf_t *conf,
         skip(out, ADF_R_CPU_LIMIT, 1);
         return;
     }
-    n = hi - lo + 1;
-    rung = rung_for(in->effort, n, in->dice);
-    if (rung == 0) {
+    cap = cap_for(conf, in->length);
+    if (cap > 0) {
+        /* Caps are written on gzip's scale; other codings get the level
+         * at the same fraction of their own range. */
+        int glo = conf->level_min[ADF_GZIP], ghi = conf->level_max[ADF_GZIP];
+        double frac = (double)(cap - glo + 1) / (ghi - glo + 1);
+        int top = lo - 1 + (int)(frac * (hi - lo + 1) + 0.5);
+
+        capped = top < hi;
+        hi = top < lo ? lo : top < hi ? top : hi;
+    }
+    n = adf_frontier(in->model, c, in->whole, lo, hi, pts);
+    adf_frontier_at(pts, n, in->budget, &i, &p);
+    if (p > 0 && in->dice < p) {
+        i++;
+    }
+    if (pts[i].level == ADF_LEVEL_NONE) {
         skip(out, ADF_R_LOAD, 1);
         return;
     }
     out->vary = 1;
     out->coding = c;
-    out->reason = rung == n ? ADF_R_MAX : ADF_R_TARGET;
-    cap = cap_for(conf, in->length);
-    if (cap > 0) {
-        /* Caps are written on gzip's scale; other codings get the rung
-         * at the same fraction of their own ladder. */
-        int glo = conf->level_min[ADF_GZIP], ghi = conf->level_max[ADF_GZIP];
-        double frac = (double)(cap - glo + 1) / (ghi - glo + 1);
-        int cap_rung = (int)(frac * n + 0.5);
-
-        if (cap_rung < 1) {
-            cap_rung = 1;
-        }
-        if (rung > cap_rung) {
-            rung = cap_rung;
-            out->reason = ADF_R_SIZE_CAP;
-        }
-    }
-    out->level = lo + rung - 1;
+    out->level = pts[i].level;
+    out->reason = i < n - 1 ? ADF_R_TARGET
+                : capped ? ADF_R_SIZE_CAP : ADF_R_MAX;
 }

@@ -7,6 +7,7 @@
 #include <apr_pools.h>
 #include <apr_tables.h>
 #include "adf_negotiate.h"
+#include "adf_control.h"
 
 /* A size cap: responses up to size bytes get at most gzip level level
  * (size ADF_SIZE_ANY: any size; ADF_SIZE_UNKNOWN: length not known). */
@@ -23,6 +24,9 @@ typedef struct {
     int ncaps;
     adf_coding_e prefs[ADF_MAX_PREFS];  /* server preference */
     int nprefs;
+    /* No preference configured: codings the client accepts equally go by
+     * value, the one that gives the fewest bytes for the budget. */
+    int by_value;
 } adf_policy_conf_t;
 
 typedef struct {
@@ -36,7 +40,9 @@ typedef struct {
     int proxied_off;            /* Via, and AdaptiveDeflateProxied Off */
     apr_off_t length;           /* body length, -1 when unknown */
     const adf_accept_t *accept;
-    double effort;              /* controller: 0 (nothing) .. 1 (max) */
+    const adf_model_t *model;   /* what each rung costs and gives */
+    double budget;              /* controller: CPU ns per byte */
+    int whole;                  /* the whole body is at hand (its class) */
     int limited;                /* controller: above the CPU limit */
     int failsafe;               /* no fresh load signal: lowest level */
     double dice;                /* uniform in [0, 1): mixes levels */
@@ -49,7 +55,7 @@ typedef enum {
     ADF_R_SIZE_CAP,             /* compressed lower: a size cap */
     ADF_R_PRECOMPRESSED,        /* a precompressed sibling was served */
     ADF_R_CPU_LIMIT,
-    ADF_R_LOAD,                 /* the effort fell on the "none" rung */
+    ADF_R_LOAD,                 /* the budget fell on the "none" rung */
     ADF_R_NOT_ACCEPTED,
     ADF_R_MIN_LENGTH,
     ADF_R_TYPE,
@@ -76,6 +82,28 @@ typedef struct {
 
 void adf_policy_decide(const adf_policy_conf_t *conf,
                        const adf_policy_in_t *in, adf_decision_t *out);
+
+/* A point of a coding's efficient frontier: a level (ADF_LEVEL_NONE: no
+ * compression; brotli has a quality 0) with its cost (ns per byte) and
+ * ratio. */
+#define ADF_LEVEL_NONE (-1)
+typedef struct {
+    int level;
+    double cost, ratio;
+} adf_point_t;
+
+/* The efficient frontier of coding c's levels lo..hi for a kind of body
+ * (whole or streamed): the lower convex hull of (cost, ratio) from
+ * "none" (0, 1) up, cheapest first.  A level that costs more for no more
+ * compression than a mix of two others is never on it.  Returns the
+ * number of points (at most ADF_NLEVELS + 1). */
+int adf_frontier(const adf_model_t *m, adf_coding_e c, int whole, int lo,
+                 int hi, adf_point_t *pts);
+
+/* Where a budget falls on a frontier of n points: point *i and the next,
+ * the next with probability *p (0 when *i is the last). */
+void adf_frontier_at(const adf_point_t *pts, int n, double budget, int *i,
+                     double *p);
 
 /* Does a media type (parameters allowed, case-insensitive) match one of
  * the shell patterns, e.g. text/html, text/(star), application/(star)+json? */

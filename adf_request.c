@@ -2,7 +2,14 @@
 #include "adf_request.h"
 #include "adf_headers.h"
 
+#include <apr_portable.h>
+#include <http_core.h>
+
+#include <stddef.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <linux/tcp.h>
+#include <sys/socket.h>
 
 adf_req_t *adf_req(request_rec *r)
 {
@@ -55,4 +62,23 @@ void adf_request_facts(request_rec *r, const adf_dir_conf_t *dc,
     in->proxied_off = !adf_conf_proxied(dc)
                       && apr_table_get(r->headers_in, "Via") != NULL;
     in->length = -1;
+}
+
+apr_uint64_t adf_client_rate(const request_rec *r)
+{
+    conn_rec *c = r->connection->master ? r->connection->master
+                                        : r->connection;
+    apr_socket_t *sock = ap_get_conn_socket(c);
+    struct tcp_info ti;
+    socklen_t len = sizeof(ti);
+    apr_os_sock_t fd;
+
+    if (!sock || apr_os_sock_get(&fd, sock) != APR_SUCCESS
+        || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0
+        || len < offsetof(struct tcp_info, tcpi_delivery_rate)
+                 + sizeof(ti.tcpi_delivery_rate)
+        || ti.tcpi_delivery_rate_app_limited) {
+        return 0;
+    }
+    return ti.tcpi_delivery_rate;
 }

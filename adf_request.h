@@ -30,4 +30,9 @@ adf_req_t *adf_req_peek(const request_rec *r);
 void adf_request_facts(request_rec *r, const adf_dir_conf_t *dc,
                        adf_accept_t *acc, adf_policy_in_t *in);
 
+/* What the client's path delivers, as TCP measured it on this connection
+ * (bytes/s); 0 when not known (a new connection, a rate the sender's own
+ * pauses limited, not TCP). */
+apr_uint64_t adf_client_rate(const request_rec *r);
+
 #endif /* ADF_REQUEST_H */

@@ -228,6 +228,12 @@ adf_sampler_t *adf_sampler_create(apr_pool_t *p, adf_source_e src,
     return s;
 }
 
+double adf_sampler_capacity(const adf_sampler_t *s)
+{
+    return s->src == ADF_SRC_CGROUP && s->cg_cpus > 0 ? s->cg_cpus
+                                                     : s->ncpus;
+}
+
 const char *adf_sampler_describe(const adf_sampler_t *s)
 {
     return s->what;

@@ -33,6 +33,10 @@ adf_sampler_t *adf_sampler_create(apr_pool_t *p, adf_source_e src,
                                   const char *path, const char *root,
                                   const char **warning);
 
+/* How many CPUs the load is a percentage of (the allowed CPUs, or the
+ * cgroup's quota). */
+double adf_sampler_capacity(const adf_sampler_t *s);
+
 /* What the sampler reads, for logs ("cpus (2 allowed) + psi brake"). */
 const char *adf_sampler_describe(const adf_sampler_t *s);
 

@@ -30,6 +30,7 @@
 #include <util_mutex.h>
 
 #include <grp.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,10 +40,16 @@
 #define ADF_RETAINED_KEY "mod_adaptive_deflate:shm"
 #define SCALE 10000.0
 
+/* What every child adds up per rung, since the full start. */
+typedef struct {
+    volatile apr_uint64_t bytes_in, bytes_out, learn_in, learn_out;
+    volatile apr_uint64_t timed_bytes, timed_ns;
+} adf_acc_t;
+
 typedef struct {
     volatile apr_uint32_t raw;          /* percent * SCALE, or all ones */
     volatile apr_uint32_t ema;
-    volatile apr_uint32_t effort;       /* fraction * SCALE */
+    volatile apr_uint64_t budget;       /* a double's bits: ns per byte */
     volatile apr_uint32_t limited;
     volatile apr_uint64_t sampled;      /* time of the last good sample */
     volatile apr_uint64_t attempted;    /* time of the last attempt */
@@ -53,7 +60,11 @@ typedef struct {
     char lost_why[160];
     /* Written under the sampler mutex only. */
     adf_control_t control;
+    adf_model_t model;                  /* read lock-free by responses */
     adf_delta_t delta;
+    apr_time_t last;                    /* of the last good sample */
+    adf_acc_t seen[ADF_NCODINGS][ADF_NLEVELS][ADF_NCLASSES];
+    apr_uint64_t seen_eligible, seen_slow;
     volatile apr_uint32_t hist_next;    /* samples written so far */
     adf_sample_t hist[ADF_HISTORY];
     /* Counters, added to by every child. */
@@ -66,6 +77,10 @@ typedef struct {
     volatile apr_uint64_t levels[ADF_NCODINGS][ADF_NLEVELS];
     volatile apr_uint64_t siblings[ADF_NCODINGS];
     volatile apr_uint64_t stale;
+    adf_acc_t acc[ADF_NCODINGS][ADF_NLEVELS][ADF_NCLASSES];
+    volatile apr_uint64_t eligible;     /* bytes that could be compressed */
+    volatile apr_uint64_t eligible_n;   /* responses they came in */
+    volatile apr_uint64_t eligible_slow;    /* bytes for slow clients */
 } adf_shared_t;
 
 typedef struct {
@@ -96,12 +111,84 @@ static double unscaled(apr_uint32_t v)
     return v == 0xffffffffu ? -1 : v / SCALE;
 }
 
+static apr_uint64_t bits_of(double d)
+{
+    apr_uint64_t u;
+
+    memcpy(&u, &d, sizeof(u));
+    return u;
+}
+
+static double double_of(apr_uint64_t u)
+{
+    double d;
+
+    memcpy(&d, &u, sizeof(d));
+    return d;
+}
+
 static void publish(const adf_control_t *c)
 {
     apr_atomic_set32(&shared->raw, scaled(c->primed ? c->raw : -1));
     apr_atomic_set32(&shared->ema, scaled(c->primed ? c->ema : -1));
-    apr_atomic_set32(&shared->effort, scaled(c->effort));
+    apr_atomic_set64(&shared->budget, bits_of(c->budget));
     apr_atomic_set32(&shared->limited, (apr_uint32_t)c->limited);
+}
+
+/* What the dearest rung any range allows costs: the budget above which
+ * every response gets its top rung. */
+static double budget_max(const adf_model_t *m)
+{
+    double top = 0, cost, ratio;
+    int c, k;
+
+    for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
+        int level = adf_config_top_level((adf_coding_e)c);
+
+        for (k = 0; level && k < ADF_NCLASSES; k++) {
+            adf_model_rung(m, (adf_coding_e)c, level, k, &cost, &ratio);
+            top = cost > top ? cost : top;
+        }
+    }
+    return top > ADF_BUDGET_MIN ? top : 1;
+}
+
+/* The interval's observations: what the children added since the last
+ * sample. */
+static void observe(adf_obs_t *o, double load, apr_time_t now)
+{
+    apr_uint64_t e = apr_atomic_read64(&shared->eligible);
+    apr_uint64_t slow = apr_atomic_read64(&shared->eligible_slow);
+    int c, l, k;
+
+    memset(o, 0, sizeof(*o));
+    o->load = load;
+    o->seconds = (double)(now - shared->last) / APR_USEC_PER_SEC;
+    o->capacity = adf_sampler_capacity(monitor->sampler);
+    o->eligible = (double)(e - shared->seen_eligible);
+    o->eligible_slow = (double)(slow - shared->seen_slow);
+    shared->seen_eligible = e;
+    shared->seen_slow = slow;
+    for (c = 0; c < ADF_NCODINGS; c++) {
+        for (l = 0; l < ADF_NLEVELS; l++) {
+            for (k = 0; k < ADF_NCLASSES; k++) {
+                adf_acc_t *a = &shared->acc[c][l][k];
+                adf_acc_t *was = &shared->seen[c][l][k];
+                adf_rung_obs_t *r = &o->rung[c][l][k];
+                apr_uint64_t v;
+
+#define DELTA(f) (v = apr_atomic_read64(&a->f), \
+                  r->f = (double)(v - was->f), was->f = v)
+                DELTA(bytes_in);
+                DELTA(bytes_out);
+                DELTA(learn_in);
+                DELTA(learn_out);
+                DELTA(timed_bytes);
+                DELTA(timed_ns);
+#undef DELTA
+            }
+        }
+    }
 }
 
 static void record(const adf_control_t *c, double sample, apr_time_t now)
@@ -112,7 +199,7 @@ static void record(const adf_control_t *c, double sample, apr_time_t now)
     h->time = now;
     h->raw = sample;
     h->ema = c->primed ? c->ema : -1;
-    h->effort = c->effort;
+    h->effort = adf_control_effort(c);
     apr_atomic_set32(&shared->hist_next, i + 1);
 }
 
@@ -138,6 +225,7 @@ static void sample(apr_time_t now)
 {
     adf_control_t *c = &shared->control;
     adf_load_sample_t ls;
+    adf_obs_t *obs;
     double v;
     int was_limited = c->limited;
 
@@ -152,7 +240,15 @@ static void sample(apr_time_t now)
     }
     /* Pressure adds the demand a saturated CPU cannot show as usage. */
     v = ls.pressure > 0 ? ls.busy + ls.pressure : ls.busy;
-    adf_control_update(c, &monitor->conf, v > 100 ? 100 : v);
+    v = v > 100 ? 100 : v;
+    obs = malloc(sizeof(*obs));         /* 5 KB: not on a thread's stack */
+    if (obs) {
+        observe(obs, v, now);
+        monitor->conf.budget_max = budget_max(&shared->model);
+        adf_control_update(c, &shared->model, &monitor->conf, obs);
+        free(obs);
+    }
+    shared->last = now;
     publish(c);
     record(c, v, now);
     apr_atomic_set32(&shared->sampler_pid, (apr_uint32_t)getpid());
@@ -165,9 +261,10 @@ static void sample(apr_time_t now)
                                 : "resumed");
     }
     ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, monitor->s,
-                 "load sample %.1f%%, smoothed %.1f%%, effort %.3f%s (pid %"
-                 APR_PID_T_FMT ")", v, c->ema, c->effort,
-                 c->limited ? ", limited" : "", getpid());
+                 "load sample %.1f%% (compression %.1f%%), smoothed %.1f%%, "
+                 "budget %.3g ns/byte%s (pid %" APR_PID_T_FMT ")", v,
+                 c->spent, c->ema, c->budget, c->limited ? ", limited" : "",
+                 getpid());
 }
 
 /* Sample if an interval has passed since the last attempt and nobody is
@@ -197,14 +294,18 @@ void adf_shm_view(adf_load_view_t *v)
         memset(v, 0, sizeof(*v));
         v->raw = v->ema = -1;
         v->effort = 1;
+        v->budget = v->top = 1e9;   /* no controller: the top rung */
         return;
     }
     now = apr_time_now();
     maybe_sample(now);
     v->raw = unscaled(apr_atomic_read32(&shared->raw));
     v->ema = unscaled(apr_atomic_read32(&shared->ema));
-    v->effort = unscaled(apr_atomic_read32(&shared->effort));
+    v->budget = double_of(apr_atomic_read64(&shared->budget));
     v->limited = (int)apr_atomic_read32(&shared->limited);
+    v->effort = v->limited ? 0 : adf_control_effort(&shared->control);
+    v->model = &shared->model;
+    v->top = shared->control.top;
     v->age = now - (apr_time_t)apr_atomic_read64(&shared->sampled);
     v->stale = v->age > 2 * monitor->interval;
     if (v->stale) {
@@ -249,6 +350,45 @@ void adf_shm_count_sibling(adf_coding_e c)
         apr_atomic_inc64(&shared->responses);
         apr_atomic_inc64(&shared->reasons[ADF_R_PRECOMPRESSED]);
         apr_atomic_inc64(&shared->siblings[c]);
+    }
+}
+
+void adf_shm_count_eligible(apr_off_t len, int slow)
+{
+    if (!shared) {
+        return;
+    }
+    if (len < 0) {
+        /* not known, and not compressed: as large as the average */
+        apr_uint64_t n = apr_atomic_read64(&shared->eligible_n);
+        len = n ? (apr_off_t)(apr_atomic_read64(&shared->eligible) / n) : 0;
+    }
+    apr_atomic_add64(&shared->eligible, (apr_uint64_t)len);
+    apr_atomic_inc64(&shared->eligible_n);
+    if (slow) {
+        apr_atomic_add64(&shared->eligible_slow, (apr_uint64_t)len);
+    }
+}
+
+void adf_shm_count_rung(adf_coding_e c, int level, int whole, apr_off_t in,
+                        apr_off_t out, apr_uint64_t ns)
+{
+    adf_acc_t *a;
+
+    if (!shared || level < 0 || level >= ADF_NLEVELS) {
+        return;
+    }
+    a = &shared->acc[c][level][whole ? 1 : 0];
+    apr_atomic_add64(&a->bytes_in, (apr_uint64_t)in);
+    apr_atomic_add64(&a->bytes_out, (apr_uint64_t)out);
+    if (in < ADF_LEARN_BODY) {
+        return;
+    }
+    apr_atomic_add64(&a->learn_in, (apr_uint64_t)in);
+    apr_atomic_add64(&a->learn_out, (apr_uint64_t)out);
+    if (ns) {
+        apr_atomic_add64(&a->timed_bytes, (apr_uint64_t)in);
+        apr_atomic_add64(&a->timed_ns, ns);
     }
 }
 
@@ -362,7 +502,10 @@ static adf_shared_t *attach(server_rec *s)
     }
     if (!sh->started) {
         sh->started = apr_time_now();
-        adf_control_init(&sh->control);
+        sh->last = sh->started;
+        adf_model_init(&sh->model);
+        adf_control_init(&sh->control, &sh->model);
+        sh->control.top = budget_max(&sh->model);
     }
     return sh;
 }

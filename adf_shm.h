@@ -9,12 +9,14 @@
 #include "adf_config.h"
 
 #define ADF_HISTORY 300         /* samples kept for the status page */
-#define ADF_NLEVELS (ADF_MAX_LEVEL + 1)
 
 typedef struct {
     double raw;         /* last sample, percent; -1 when none */
     double ema;         /* smoothed, percent */
-    double effort;      /* 0 .. 1 */
+    double budget;      /* CPU ns per byte a response may spend */
+    double top;         /* the dearest rung's cost: above, all at the top */
+    double effort;      /* the budget for people: 0 .. 1 */
+    const adf_model_t *model;
     int limited;
     int stale;          /* no fresh sample for two intervals: fail-safe */
     apr_interval_time_t age;    /* since the last good sample */
@@ -68,6 +70,12 @@ void adf_shm_count_decision(const adf_decision_t *d);
 void adf_shm_count_bytes(adf_coding_e c, apr_off_t in, apr_off_t out);
 void adf_shm_count_sibling(adf_coding_e c);
 void adf_shm_count_stale(void);
+/* A response that could have been compressed (a coding was accepted),
+ * of len bytes (-1: not known), for a slow client or not. */
+void adf_shm_count_eligible(apr_off_t len, int slow);
+/* in bytes compressed to out on a rung; ns: the CPU it took, if timed. */
+void adf_shm_count_rung(adf_coding_e c, int level, int whole, apr_off_t in,
+                        apr_off_t out, apr_uint64_t ns);
 
 /* Everything at once; returns 0 when there is no segment. */
 int adf_shm_stats(adf_stats_t *st);

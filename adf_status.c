@@ -38,14 +38,23 @@ static void json_str(request_rec *r, const char *v)
     for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) \
         if (adf_coding((adf_coding_e)c))
 
-/* The mean level the effort stands for on a coding's ladder [none,
- * lo..hi]: below lo means some responses go uncompressed. */
+/* The mean level the budget buys on a coding's frontier for streamed
+ * bodies ("none" counts as one below the lowest level: a mean under it
+ * means some responses go uncompressed). */
 static double mean_level(const adf_policy_conf_t *pc, adf_coding_e c,
-                         double effort)
+                         const adf_load_view_t *load)
 {
-    int n = pc->level_max[c] - pc->level_min[c] + 1;
+    adf_point_t pts[ADF_NLEVELS + 1];
+    int n = adf_frontier(load->model, c, 0, pc->level_min[c],
+                         pc->level_max[c], pts), i;
+    double p;
 
-    return pc->level_min[c] - 1 + effort * n;
+    adf_frontier_at(pts, n, load->budget, &i, &p);
+    if (pts[0].level == ADF_LEVEL_NONE) {
+        pts[0].level = pc->level_min[c] - 1;
+    }
+    return p > 0 ? (1 - p) * pts[i].level + p * pts[i + 1].level
+                 : pts[i].level;
 }
 
 static void json_num(request_rec *r, double v)
@@ -90,6 +99,7 @@ static void send_json(request_rec *r, const adf_stats_t *st,
     json_num(r, st->load.raw);
     ap_rputs(",\"smoothed\":", r);
     json_num(r, st->load.ema);
+    ap_rprintf(r, ",\"budget_ns_per_byte\":%.3f", st->load.budget);
     ap_rprintf(r, ",\"effort\":%.4f,\"limited\":%s,\"target\":%.0f,"
                "\"limit_off\":%.0f,\"limit_on\":%.0f,\"age_ms\":%"
                APR_TIME_T_FMT ",\"stale\":%s,\"sampler_pid\":%u,"
@@ -111,7 +121,7 @@ static void send_json(request_rec *r, const adf_stats_t *st,
     FOR_CODINGS(c) {
         ap_rprintf(r, "%s\"%s\":", sep, adf_coding_name((adf_coding_e)c));
         json_num(r, st->load.limited ? 0 : mean_level(pc, (adf_coding_e)c,
-                                                      st->load.effort));
+                                                      &st->load));
         sep = ",";
     }
     ap_rprintf(r, "},\"responses\":%" APR_UINT64_T_FMT, st->responses);

@@ -1,4 +1,6 @@
-/* The decision function on tables of (request, response, load, config). */
+/* The decision function on tables of (request, response, load, config),
+ * and the efficient frontier it moves on. */
+#include "config.h"
 #include "adf_test.h"
 #include <apr_general.h>
 #include <apr_tables.h>
@@ -10,6 +12,9 @@ static adf_policy_conf_t conf;
 static adf_accept_t acc;
 static adf_policy_in_t in;
 static adf_size_cap_t caps[4];
+static adf_model_t model;
+
+#define IDLE 1e9            /* a budget above any rung's cost */
 
 static void policy_setup(void)
 {
@@ -18,17 +23,22 @@ static void policy_setup(void)
     conf.level_max[ADF_GZIP] = 9;
     conf.level_min[ADF_BR] = 0;
     conf.level_max[ADF_BR] = 11;
+    conf.level_min[ADF_ZSTD] = 1;
+    conf.level_max[ADF_ZSTD] = 12;
     conf.min_length = 100;
     conf.prefs[0] = ADF_BR;
-    conf.prefs[1] = ADF_GZIP;
-    conf.nprefs = 2;
+    conf.prefs[1] = ADF_ZSTD;
+    conf.prefs[2] = ADF_GZIP;
+    conf.nprefs = 3;
+    adf_model_init(&model);
     adf_accept_parse("gzip, br", &acc);
     memset(&in, 0, sizeof(in));
     in.status_ok = 1;
     in.type_ok = 1;
     in.length = 5000;
     in.accept = &acc;
-    in.effort = 1;
+    in.model = &model;
+    in.budget = IDLE;
 }
 
 static adf_decision_t decide(void)
@@ -38,13 +48,6 @@ static adf_decision_t decide(void)
     adf_policy_decide(&conf, &in, &d);
     return d;
 }
-
-#define ASSERT_SKIP(reason_, vary_) do {                \
-        adf_decision_t d_ = decide();                   \
-        ck_assert_int_eq(d_.coding, ADF_IDENTITY);      \
-        ck_assert_str_eq(adf_reason_name(d_.reason), reason_);           \
-        ck_assert_int_eq(d_.vary, vary_);               \
-    } while (0)
 
 START_TEST(compresses_at_max_when_idle)
 {
@@ -61,74 +64,156 @@ START_TEST(compresses_at_max_when_idle)
 }
 END_TEST
 
+/* The checks in the order an operator reads them: each condition alone
+ * gives its reason, and with any later one too (so moving a check in the
+ * code changes a result here). */
+enum { SUB, STATUS, ENCODED, RESP_NT, TYPE, SHORT, REQ_NT, ENV, PROXIED,
+       NOT_ACCEPTED, LIMITED, NCOND };
+
+static const struct {
+    const char *reason;
+    int vary;
+} expect[NCOND] = {
+    { "subrequest", 0 }, { "status", 0 }, { "encoded", 0 },
+    { "no-transform", 0 }, { "type", 0 }, { "min-length", 0 },
+    { "no-transform", 1 }, { "env", 1 }, { "proxied", 1 },
+    { "not-accepted", 1 }, { "cpu-limit", 1 }
+};
+
+static void set_condition(int k)
+{
+    switch (k) {
+    case SUB: in.is_subrequest = 1; break;
+    case STATUS: in.status_ok = 0; break;
+    case ENCODED: in.has_encoding = 1; break;
+    case RESP_NT: in.resp_no_transform = 1; break;
+    case TYPE: in.type_ok = 0; break;
+    case SHORT: in.length = 99; break;
+    case REQ_NT: in.req_no_transform = 1; break;
+    case ENV: in.env_off = 1; break;
+    case PROXIED: in.proxied_off = 1; break;
+    case NOT_ACCEPTED: adf_accept_parse("deflate", &acc); break;
+    case LIMITED: in.limited = 1; break;
+    }
+}
+
 START_TEST(skips_in_order)
 {
-    in.is_subrequest = 1;
-    ASSERT_SKIP("subrequest", 0);
-    in.is_subrequest = 0;
-    in.status_ok = 0;
-    ASSERT_SKIP("status", 0);
-    in.status_ok = 1;
-    in.has_encoding = 1;
-    ASSERT_SKIP("encoded", 0);
-    in.has_encoding = 0;
-    in.resp_no_transform = 1;
-    ASSERT_SKIP("no-transform", 0);
-    in.resp_no_transform = 0;
-    in.type_ok = 0;
-    ASSERT_SKIP("type", 0);
-    in.type_ok = 1;
-    in.length = 99;
-    ASSERT_SKIP("min-length", 0);
+    int i, j;
+
+    for (i = 0; i < NCOND; i++) {
+        for (j = i; j < NCOND; j++) {
+            adf_decision_t d;
+
+            policy_setup();
+            set_condition(i);
+            set_condition(j);
+            d = decide();
+            ck_assert_int_eq(d.coding, ADF_IDENTITY);
+            ck_assert_msg(!strcmp(adf_reason_name(d.reason),
+                                  expect[i].reason)
+                          && d.vary == expect[i].vary,
+                          "conditions %d and %d: %s (vary %d), want %s",
+                          i, j, adf_reason_name(d.reason), d.vary,
+                          expect[i].reason);
+        }
+    }
+    /* unknown length is not "short"; the limit comes after negotiation */
+    policy_setup();
+    in.length = -1;
+    ck_assert_int_ne(decide().coding, ADF_IDENTITY);
     in.length = 100;
     ck_assert_int_ne(decide().coding, ADF_IDENTITY);
-    in.length = -1;             /* unknown length is not "short" */
-    ck_assert_int_ne(decide().coding, ADF_IDENTITY);
-    in.req_no_transform = 1;
-    ASSERT_SKIP("no-transform", 1);
-    in.req_no_transform = 0;
-    in.env_off = 1;
-    ASSERT_SKIP("env", 1);
-    in.env_off = 0;
-    adf_accept_parse("deflate", &acc);
-    ASSERT_SKIP("not-accepted", 1);
-    adf_accept_parse("gzip", &acc);
-    in.limited = 1;
-    ASSERT_SKIP("cpu-limit", 1);
-    in.limited = 0;
-    in.effort = 0;
-    ASSERT_SKIP("load", 1);
+    in.budget = 0;
+    ck_assert_str_eq(adf_reason_name(decide().reason), "load");
 }
 END_TEST
 
-/* The effort falls between two rungs of [none, 1..9]; the dice decides
- * between them so that the mean is what the controller asked for. */
-START_TEST(mixing_between_levels)
+/* The frontier: from "none" up, dearer and smaller at every step, with
+ * diminishing returns; a level that a mix of two others beats is absent. */
+START_TEST(frontier_is_efficient)
 {
-    int hist[10] = { 0 }, i;
-    double mean = 0;
+    adf_point_t pts[ADF_NLEVELS + 1];
+    int n, i, k, c;
+
+    for (c = ADF_GZIP; c < ADF_NCODINGS; c++) {
+        for (k = 0; k < ADF_NCLASSES; k++) {
+            if (!adf_coding((adf_coding_e)c)) {
+                continue;
+            }
+            n = adf_frontier(&model, (adf_coding_e)c, k,
+                             conf.level_min[c], conf.level_max[c], pts);
+            ck_assert_int_ge(n, 2);
+            ck_assert_int_eq(pts[0].level, ADF_LEVEL_NONE);
+            for (i = 1; i < n; i++) {
+                ck_assert(pts[i].cost > pts[i - 1].cost);
+                ck_assert(pts[i].ratio < pts[i - 1].ratio);
+                if (i >= 2) {
+                    double s1 = (pts[i - 1].ratio - pts[i - 2].ratio)
+                                / (pts[i - 1].cost - pts[i - 2].cost);
+                    double s2 = (pts[i].ratio - pts[i - 1].ratio)
+                                / (pts[i].cost - pts[i - 1].cost);
+                    ck_assert_msg(s2 > s1, "coding %d: not convex at %d",
+                                  c, pts[i].level);
+                }
+            }
+        }
+    }
+    /* Teach the model a gzip level 5 that costs more than 6 and gives
+     * less: it must leave the frontier. */
+    model.rung[ADF_GZIP][5][0].cost_dev = 3;
+    model.rung[ADF_GZIP][5][0].ratio_dev = 1.05;
+    n = adf_frontier(&model, ADF_GZIP, 0, 1, 9, pts);
+    for (i = 0; i < n; i++) {
+        ck_assert_int_ne(pts[i].level, 5);
+    }
+}
+END_TEST
+
+/* The budget falls between two frontier points; the dice picks one with
+ * the probability that makes the mean cost exactly the budget. */
+START_TEST(mixing_spends_the_budget)
+{
+    adf_point_t pts[ADF_NLEVELS + 1];
+    int n, i, lo, hi, k, seen_lo = 0, seen_hi = 0;
+    double p, spent = 0;
 
     adf_accept_parse("gzip", &acc);
-    in.effort = 0.5;            /* rung 4.5 of 9: half level 4, half 5 */
-    for (i = 0; i < 1000; i++) {
+    n = adf_frontier(&model, ADF_GZIP, 0, 1, 9, pts);
+    ck_assert_int_ge(n, 3);
+    in.budget = (pts[1].cost + pts[2].cost) / 2;
+    adf_frontier_at(pts, n, in.budget, &i, &p);
+    ck_assert_int_eq(i, 1);
+    ck_assert(p > 0.49 && p < 0.51);
+    lo = pts[1].level;
+    hi = pts[2].level;
+    for (k = 0; k < 1000; k++) {
         adf_decision_t d;
-        in.dice = i / 1000.0;
+
+        in.dice = k / 1000.0;
         d = decide();
         ck_assert_int_eq(d.coding, ADF_GZIP);
         ck_assert_int_eq(d.reason, ADF_R_TARGET);
-        hist[d.level]++;
-        mean += d.level;
+        ck_assert(d.level == lo || d.level == hi);
+        seen_lo += d.level == lo;
+        seen_hi += d.level == hi;
+        spent += d.level == lo ? pts[1].cost : pts[2].cost;
     }
-    ck_assert_int_eq(hist[4], 500);
-    ck_assert_int_eq(hist[5], 500);
-    ck_assert(mean / 1000 > 4.49 && mean / 1000 < 4.51);
+    ck_assert_int_eq(seen_lo, 500);
+    ck_assert_int_eq(seen_hi, 500);
+    ck_assert(spent / 1000 > in.budget * 0.999
+              && spent / 1000 < in.budget * 1.001);
 
-    /* Bottom rung: a mix of "none" and level 1. */
-    in.effort = 0.05;
+    /* Below the cheapest rung: a mix of "none" and it. */
+    in.budget = pts[1].cost * 0.3;
     in.dice = 0.2;
-    ck_assert_int_eq(decide().level, 1);
-    in.dice = 0.7;
-    ASSERT_SKIP("load", 1);
+    ck_assert_int_eq(decide().level, pts[1].level);
+    in.dice = 0.5;
+    ck_assert_str_eq(adf_reason_name(decide().reason), "load");
+    /* Above the dearest: the top, every time. */
+    in.budget = pts[n - 1].cost * 2;
+    in.dice = 0.99;
+    ck_assert_int_eq(decide().reason, ADF_R_MAX);
 }
 END_TEST
 
@@ -148,29 +233,57 @@ START_TEST(size_caps)
     in.length = 64 * 1024;
     ck_assert_int_eq(decide().level, 9);
     in.length = 64 * 1024 + 1;
-    ck_assert_int_eq(decide().level, 4);
+    ck_assert_int_le(decide().level, 4);
     ck_assert_int_eq(decide().reason, ADF_R_SIZE_CAP);
     in.length = 100 << 20;
     ck_assert_int_eq(decide().level, 1);
     in.length = -1;
-    ck_assert_int_eq(decide().level, 6);
+    ck_assert_int_le(decide().level, 6);
     /* A cap never raises a level the load lowered. */
     in.length = 1000;
-    in.effort = 0.2;            /* rung 1.8 */
-    in.dice = 0.0;
-    ck_assert_int_eq(decide().level, 2);
-    in.dice = 0.9;
-    ck_assert_int_eq(decide().level, 1);
+    in.budget = 0.5;            /* below gzip 1's cost */
+    in.dice = 0.99;
+    ck_assert_str_eq(adf_reason_name(decide().reason), "load");
 
-    /* Brotli gets the same fraction of its own ladder. */
+    /* Brotli gets the same fraction of its own range. */
     adf_accept_parse("br", &acc);
-    in.effort = 1;
-    in.length = 100 << 20;      /* cap 1 of 1..9: the lowest rung, q0 */
+    in.budget = IDLE;
+    in.length = 100 << 20;      /* cap 1 of 1..9: the lowest, q0 */
     ck_assert_int_eq(decide().level, 0);
-    in.length = 300 * 1024;     /* cap 4 of 1..9 -> rung 5 of 12 */
-    ck_assert_int_eq(decide().level, 4);
+    in.length = 300 * 1024;     /* cap 4 of 1..9: at most q4 */
+    ck_assert_int_le(decide().level, 4);
     in.length = 1000;
     ck_assert_int_eq(decide().level, 11);
+}
+END_TEST
+
+/* No preference configured: among codings accepted equally, the one the
+ * budget buys the fewest bytes from. */
+START_TEST(coding_by_value)
+{
+    adf_decision_t d;
+
+#if defined(ADF_HAVE_BROTLI) && defined(ADF_HAVE_ZSTD)
+    adf_accept_parse("gzip, br, zstd", &acc);
+    conf.by_value = 1;
+    d = decide();
+    ck_assert_int_eq(d.coding, ADF_BR);     /* idle: brotli's top */
+    in.budget = 1.0;                        /* ns/B: zstd 1-3's region */
+    d = decide();
+    ck_assert_int_eq(d.coding, ADF_ZSTD);
+    /* a configured preference holds whatever the budget */
+    conf.by_value = 0;
+    ck_assert_int_eq(decide().coding, ADF_BR);
+    /* and q-values come first */
+    conf.by_value = 1;
+    adf_accept_parse("gzip, br;q=0.5, zstd;q=0.5", &acc);
+    ck_assert_int_eq(decide().coding, ADF_GZIP);
+#else
+    adf_accept_parse("gzip", &acc);
+    conf.by_value = 1;
+    d = decide();
+    ck_assert_int_eq(d.coding, ADF_GZIP);
+#endif
 }
 END_TEST
 
@@ -190,11 +303,8 @@ END_TEST
 
 START_TEST(types)
 {
-    apr_pool_t *p;
-    apr_array_header_t *pats;
+    apr_array_header_t *pats = apr_array_make(pool, 3, sizeof(const char *));
 
-    p = pool;
-    pats = apr_array_make(p, 3, sizeof(const char *));
     APR_ARRAY_PUSH(pats, const char *) = "text/*";
     APR_ARRAY_PUSH(pats, const char *) = "application/*+json";
     APR_ARRAY_PUSH(pats, const char *) = "image/svg+xml";
@@ -219,8 +329,10 @@ int main(void)
     tcase_add_checked_fixture(tc, policy_setup, NULL);
     tcase_add_test(tc, compresses_at_max_when_idle);
     tcase_add_test(tc, skips_in_order);
-    tcase_add_test(tc, mixing_between_levels);
+    tcase_add_test(tc, frontier_is_efficient);
+    tcase_add_test(tc, mixing_spends_the_budget);
     tcase_add_test(tc, size_caps);
+    tcase_add_test(tc, coding_by_value);
     tcase_add_test(tc, caps_sorted);
     tcase_add_test(tc, types);
     return adf_test_run(s);
