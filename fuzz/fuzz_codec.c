@@ -1,5 +1,6 @@
-/* libFuzzer: codec streams with random data, random piece sizes, random
- * output buffer sizes and random FLUSH points.  Oracle: round-trip
+/* libFuzzer: codec streams of every coding and backend with random data,
+ * random piece sizes, random output buffer sizes and random FLUSH points,
+ * or the whole body in one write.  Oracle: round-trip
  * identity through the independent decoders, after every flush and at
  * the end. */
 #include <stdint.h>
@@ -15,6 +16,23 @@ typedef struct {
 } buf_t;
 
 static apr_pool_t *pool;
+static adf_coding_e codings[ADF_NCODINGS];
+
+/* The codings this build has. */
+static int ncodings(void)
+{
+    static int n;
+    int c;
+
+    if (!n) {
+        for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
+            if (adf_coding((adf_coding_e)c)) {
+                codings[n++] = (adf_coding_e)c;
+            }
+        }
+    }
+    return n;
+}
 
 static apr_status_t collect(void *baton, const char *data, apr_size_t len)
 {
@@ -37,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     buf_t b = { NULL, 0, 0 };
     unsigned char *out;
     size_t off, bufsize;
-    int level;
+    int level, whole;
     uint32_t rnd;
 
     if (size < 4) {
@@ -47,20 +65,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         apr_initialize();
         apr_pool_create(&pool, NULL);
     }
-    /* header: coding, level, output buffer size, seed */
-    c = (data[0] & 1) ? ADF_BR : ADF_GZIP;
-    level = c == ADF_GZIP ? 1 + data[1] % 9 : data[1] % 7;  /* br <= 6: speed */
+    /* header: coding and mode, level, output buffer size, seed.  Every
+     * coding this build has; streamed in random pieces and flushes, or
+     * whole in one FINISH write (libdeflate's one-shot path for gzip). */
+    c = codings[data[0] % ncodings()];
+    whole = (data[0] >> 4) & 1;
+    level = c == ADF_GZIP ? 1 + data[1] % 9
+          : c == ADF_BR ? data[1] % 7       /* br <= 6, zstd <= 12: speed */
+          : 1 + data[1] % 12;
     bufsize = 1 + data[2] % 64 * 37;
     rnd = data[3] * 2654435761u + 1;
     data += 4;
     size -= 4;
     apr_pool_create(&p, pool);
-    if (adf_stream_open(&s, p, c, level, (data[-1] & 1) ? (apr_off_t)size : -1, 0,
-                        bufsize, collect, &b) != APR_SUCCESS) {
+    if (adf_stream_open(&s, p, c, level,
+                        whole || (data[-1] & 1) ? (apr_off_t)size : -1,
+                        whole ? ADF_STREAM_WHOLE : 0, bufsize, collect, &b)
+        != APR_SUCCESS) {
         abort();
     }
     out = malloc(size + 1);
-    off = 0;
+    off = whole ? size : 0;
     while (off < size) {
         size_t k;
         int flush;
@@ -83,7 +108,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
         }
     }
-    if (adf_stream_write(s, NULL, 0, ADF_OP_FINISH)) {
+    if (whole ? adf_stream_write(s, (const char *)data, size, ADF_OP_FINISH)
+              : adf_stream_write(s, NULL, 0, ADF_OP_FINISH)) {
         abort();
     }
     if (adf_decode_all(c, b.data, b.len, out, size + 1, 1) != (long)size
