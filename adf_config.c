@@ -63,6 +63,7 @@ void *adf_create_srv_conf(apr_pool_t *p, server_rec *s)
     sc->load_source = ADF_UNSET;
     sc->load_interval = ADF_UNSET;
     sc->cpu_target = ADF_UNSET;
+    sc->bw_target = ADF_UNSET;
     sc->cpu_off = ADF_UNSET;
     sc->cpu_on = ADF_UNSET;
     return sc;
@@ -81,6 +82,7 @@ void *adf_merge_srv_conf(apr_pool_t *p, void *basev, void *addv)
                                                   : base->load_path;
     sc->load_interval = MERGE(load_interval);
     sc->cpu_target = MERGE(cpu_target);
+    sc->bw_target = MERGE(bw_target);
     sc->target_at = MERGE_PTR(target_at);
     sc->cpu_off = MERGE(cpu_off);
     sc->cpu_on = MERGE(cpu_on);
@@ -222,6 +224,7 @@ void adf_conf_control(const adf_srv_conf_t *sc, adf_control_conf_t *cc)
     cc->limit_off = sc->cpu_off != ADF_UNSET ? sc->cpu_off
                                              : ADF_DEFAULT_CPU_OFF;
     cc->limit_on = sc->cpu_on != ADF_UNSET ? sc->cpu_on : ADF_DEFAULT_CPU_ON;
+    cc->bw_target = sc->bw_target > 0 ? sc->bw_target : 0;
 }
 
 apr_interval_time_t adf_conf_interval(const adf_srv_conf_t *sc)
@@ -533,6 +536,24 @@ static const char *set_target(cmd_parms *cmd, void *cfg, const char *arg)
     return err;
 }
 
+static const char *set_bandwidth(cmd_parms *cmd, void *cfg, const char *arg)
+{
+    adf_srv_conf_t *sc = ap_get_module_config(cmd->server->module_config,
+                                              &adaptive_deflate_module);
+    const char *err = global_only(cmd);
+
+    if (err) {
+        return err;
+    }
+    if (!strcasecmp(arg, "off")) {
+        sc->bw_target = 0;
+        return NULL;
+    }
+    err = adf_parse_rate(cmd->pool, arg, &sc->bw_target);
+    return err ? fail(cmd, apr_pstrcat(cmd->pool, err, ", or Off", NULL))
+               : NULL;
+}
+
 static const char *set_limit(cmd_parms *cmd, void *cfg, const char *off,
                              const char *on)
 {
@@ -614,6 +635,9 @@ const command_rec adf_cmds[] = {
                   RSRC_CONF, "how often the load is sampled (100ms to 60s)"),
     AP_INIT_TAKE1("AdaptiveDeflateCPUTarget", set_target, NULL, RSRC_CONF,
                   "CPU percent the controller steers to"),
+    AP_INIT_TAKE1("AdaptiveDeflateBandwidthTarget", set_bandwidth, NULL,
+                  RSRC_CONF, "Off, or the egress rate (e.g. 800mbit) near "
+                  "which compression matters; below it, less CPU is spent"),
     AP_INIT_TAKE2("AdaptiveDeflateCPULimit", set_limit, NULL, RSRC_CONF,
                   "OFF ON: stop compressing at OFF percent, resume below ON"),
     { NULL }

@@ -18,6 +18,7 @@ typedef struct {
     apr_interval_time_t load_interval;  /* unset: -1 */
     int cpu_target;
     int cpu_off, cpu_on;
+    double bw_target;                   /* bytes/s; unset: -1, off: 0 */
     const char *target_at, *limit_at;   /* "file:line", when set */
 } adf_srv_conf_t;
 

@@ -177,6 +177,11 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     v = obs->eligible >= 1 ? clamp(obs->eligible_slow / obs->eligible, 0, 1)
                            : 0;
     goal = conf->target;
+    if (conf->bw_target > 0) {
+        double pressure = clamp((obs->egress / obs->seconds / conf->bw_target
+                                 - 0.5) / 0.5, 0, 1);
+        goal *= 0.25 + 0.75 * pressure;
+    }
     if ((conf->limit_on + conf->limit_off) / 2 > goal) {
         goal += ((conf->limit_on + conf->limit_off) / 2 - goal) * v;
     }

@@ -15,7 +15,9 @@
  * dearest compression (the share v of them), compressing costs them
  * nothing they would not wait for anyway, and the goal rises toward the
  * middle of the limit's ON and OFF marks (5 points below the trip, by
- * default): G = T + ((ON + OFF) / 2 - T) x v.  B follows B* in log space: at once a long way down when the
+ * default): G = T + ((ON + OFF) / 2 - T) x v.  With a bandwidth target
+ * the operator says bytes matter as egress approaches it: the target T
+ * counts from a quarter at half the rate to whole at the rate.  B follows B* in log space: at once a long way down when the
  * load rises, half the way up per interval when it falls.  The CPU
  * limit's OFF/ON marks stay as a safety net.  A fresh controller starts
  * at a cheap budget, not the maximum.  docs/internals.md has the why.
@@ -57,6 +59,7 @@ typedef struct {
     double limit_off;           /* stop compressing at or above */
     double limit_on;            /* resume below */
     double budget_max;          /* ns/B: the dearest rung in use */
+    double bw_target;           /* egress bytes/s that matter; 0: always */
 } adf_control_conf_t;
 
 typedef struct {
@@ -83,6 +86,7 @@ typedef struct {
     double capacity;            /* CPUs the load is a percentage of */
     double eligible;            /* bytes that could have been compressed */
     double eligible_slow;       /* ... of them, for slow clients */
+    double egress;              /* response bytes sent */
     adf_rung_obs_t rung[ADF_NCODINGS][ADF_NLEVELS][ADF_NCLASSES];
 } adf_obs_t;
 

@@ -135,6 +135,26 @@ const char *adf_parse_interval(apr_pool_t *p, const char *arg,
     return NULL;
 }
 
+const char *adf_parse_rate(apr_pool_t *p, const char *arg, double *out)
+{
+    static const struct {
+        const char *unit;
+        double bits;
+    } units[] = { { "kbit", 1e3 }, { "mbit", 1e6 }, { "gbit", 1e9 } };
+    apr_uint64_t v;
+    const char *end = adf_scan_u64(arg, &v);
+    int i;
+
+    for (i = 0; end && v > 0 && i < 3; i++) {
+        if (!strcasecmp(end, units[i].unit)) {
+            *out = (double)v * units[i].bits / 8;
+            return NULL;
+        }
+    }
+    return apr_psprintf(p, "'%s' is not a rate (e.g. 800mbit: a positive "
+                        "number with kbit, mbit or gbit)", arg);
+}
+
 const char *adf_parse_size_level(apr_pool_t *p, const char *arg,
                                  apr_off_t *size, int *level)
 {

@@ -30,6 +30,10 @@ const char *adf_parse_interval(apr_pool_t *p, const char *arg,
                                apr_interval_time_t max,
                                apr_interval_time_t *out);
 
+/* A bit rate: a number with kbit, mbit or gbit (powers of 1000), e.g.
+ * "800mbit"; *out in bytes per second. */
+const char *adf_parse_rate(apr_pool_t *p, const char *arg, double *out);
+
 /* A size cap "SIZE:LEVEL", "*:LEVEL" (any size) or "unknown:LEVEL"
  * (no known length); *size is -1 for '*' and -2 for 'unknown'. */
 #define ADF_SIZE_ANY     ((apr_off_t)-1)

@@ -31,6 +31,7 @@
 
 #include <grp.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -64,7 +65,7 @@ typedef struct {
     adf_delta_t delta;
     apr_time_t last;                    /* of the last good sample */
     adf_acc_t seen[ADF_NCODINGS][ADF_NLEVELS][ADF_NCLASSES];
-    apr_uint64_t seen_eligible, seen_slow;
+    apr_uint64_t seen_eligible, seen_slow, seen_egress, seen_own;
     volatile apr_uint32_t hist_next;    /* samples written so far */
     adf_sample_t hist[ADF_HISTORY];
     /* Counters, added to by every child. */
@@ -81,6 +82,9 @@ typedef struct {
     volatile apr_uint64_t eligible;     /* bytes that could be compressed */
     volatile apr_uint64_t eligible_n;   /* responses they came in */
     volatile apr_uint64_t eligible_slow;    /* bytes for slow clients */
+    volatile apr_uint64_t egress;       /* response bytes sent */
+    volatile apr_uint64_t own_ns;       /* the children's own CPU time */
+    volatile apr_uint64_t own_pct;      /* a double's bits: last interval */
 } adf_shared_t;
 
 typedef struct {
@@ -159,6 +163,8 @@ static void observe(adf_obs_t *o, double load, apr_time_t now)
 {
     apr_uint64_t e = apr_atomic_read64(&shared->eligible);
     apr_uint64_t slow = apr_atomic_read64(&shared->eligible_slow);
+    apr_uint64_t out = apr_atomic_read64(&shared->egress);
+    apr_uint64_t own = apr_atomic_read64(&shared->own_ns);
     int c, l, k;
 
     memset(o, 0, sizeof(*o));
@@ -167,8 +173,17 @@ static void observe(adf_obs_t *o, double load, apr_time_t now)
     o->capacity = adf_sampler_capacity(monitor->sampler);
     o->eligible = (double)(e - shared->seen_eligible);
     o->eligible_slow = (double)(slow - shared->seen_slow);
+    o->egress = (double)(out - shared->seen_egress);
     shared->seen_eligible = e;
     shared->seen_slow = slow;
+    shared->seen_egress = out;
+    /* the server's own share of the capacity, beside "the CPUs are busy" */
+    if (o->seconds > 0 && o->capacity > 0) {
+        apr_atomic_set64(&shared->own_pct, bits_of(
+            100.0 * (double)(own - shared->seen_own)
+            / (o->seconds * o->capacity * 1e9)));
+    }
+    shared->seen_own = own;
     for (c = 0; c < ADF_NCODINGS; c++) {
         for (l = 0; l < ADF_NLEVELS; l++) {
             for (k = 0; k < ADF_NCLASSES; k++) {
@@ -416,6 +431,11 @@ int adf_shm_stats(adf_stats_t *st)
     st->conf = monitor->conf;
     st->started = shared->started;
     st->sampler_pid = apr_atomic_read32(&shared->sampler_pid);
+    st->own = double_of(apr_atomic_read64(&shared->own_pct));
+    st->spent = shared->control.spent;
+    st->top = shared->control.top;
+    st->egress = apr_atomic_read64(&shared->egress);
+    st->model = shared->model;
     st->responses = apr_atomic_read64(&shared->responses);
     st->stale = apr_atomic_read64(&shared->stale);
     for (i = 0; i < ADF_NREASONS; i++) {
@@ -440,12 +460,39 @@ int adf_shm_stats(adf_stats_t *st)
     return 1;
 }
 
+/* This child's CPU time since its last tick, added to the server's. */
+static void count_own_cpu(void)
+{
+    static apr_uint64_t last;
+    struct rusage ru;
+    apr_uint64_t ns;
+
+    if (getrusage(RUSAGE_SELF, &ru) != 0) {
+        return;
+    }
+    ns = ((apr_uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec)
+          * 1000000 + (apr_uint64_t)(ru.ru_utime.tv_usec
+                                     + ru.ru_stime.tv_usec)) * 1000;
+    if (last && ns > last) {
+        apr_atomic_add64(&shared->own_ns, ns - last);
+    }
+    last = ns;
+}
+
 static apr_status_t tick(int state, void *data, apr_pool_t *pool)
 {
     if (state == AP_WATCHDOG_STATE_RUNNING && shared && monitor) {
+        count_own_cpu();
         maybe_sample(apr_time_now());
     }
     return APR_SUCCESS;
+}
+
+void adf_shm_count_egress(apr_off_t bytes)
+{
+    if (shared && bytes > 0) {
+        apr_atomic_add64(&shared->egress, (apr_uint64_t)bytes);
+    }
 }
 
 int adf_shm_watchdog_need(server_rec *s, const char *name, int parent,

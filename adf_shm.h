@@ -36,6 +36,11 @@ typedef struct {
     adf_control_conf_t conf;
     apr_time_t started;
     apr_uint32_t sampler_pid;   /* the process that took the last sample */
+    double own;                 /* the server's own CPU, percent */
+    double spent;               /* compression's share, percent */
+    double top;                 /* the dearest rung's cost, ns/B */
+    apr_uint64_t egress;        /* response bytes sent */
+    adf_model_t model;
     apr_uint64_t samples;       /* samples taken since the full start */
     apr_uint64_t responses;
     apr_uint64_t reasons[ADF_NREASONS];
@@ -73,6 +78,8 @@ void adf_shm_count_stale(void);
 /* A response that could have been compressed (a coding was accepted),
  * of len bytes (-1: not known), for a slow client or not. */
 void adf_shm_count_eligible(apr_off_t len, int slow);
+/* Bytes a response sent (log_transaction), for the egress rate. */
+void adf_shm_count_egress(apr_off_t bytes);
 /* in bytes compressed to out on a rung; ns: the CPU it took, if timed. */
 void adf_shm_count_rung(adf_coding_e c, int level, int whole, apr_off_t in,
                         apr_off_t out, apr_uint64_t ns);

@@ -82,6 +82,50 @@ static void json_counts(request_rec *r, const char *name,
     ap_rputs("}", r);
 }
 
+/* What the model believes of each level (ns per byte, ratio), and
+ * which levels are on the frontier, per coding and kind of body. */
+static void send_model(request_rec *r, const adf_stats_t *st,
+                       const adf_policy_conf_t *pc)
+{
+    static const char *const kinds[ADF_NCLASSES] = { "streamed", "whole" };
+    const char *sep = "";
+    int c, k, l, i;
+
+    ap_rputs(",\"model\":{", r);
+    FOR_CODINGS(c) {
+        ap_rprintf(r, "%s\"%s\":{\"scale\":[%.3f,%.3f]", sep,
+                   adf_coding_name((adf_coding_e)c), st->model.scale[c][0],
+                   st->model.scale[c][1]);
+        for (k = 0; k < ADF_NCLASSES; k++) {
+            adf_point_t pts[ADF_NLEVELS + 1];
+            int n = adf_frontier(&st->model, (adf_coding_e)c, k,
+                                 pc->level_min[c], pc->level_max[c], pts);
+            const char *lsep = "";
+
+            ap_rprintf(r, ",\"%s\":[", kinds[k]);
+            for (l = adf_coding((adf_coding_e)c)->min_level;
+                 l <= adf_coding((adf_coding_e)c)->max_level; l++) {
+                double cost, ratio;
+                int on = 0;
+
+                adf_model_rung(&st->model, (adf_coding_e)c, l, k, &cost,
+                               &ratio);
+                for (i = 0; i < n; i++) {
+                    on |= pts[i].level == l;
+                }
+                ap_rprintf(r, "%s{\"level\":%d,\"ns_per_byte\":%.3f,"
+                           "\"ratio\":%.4f,\"frontier\":%s}", lsep, l,
+                           cost, ratio, on ? "true" : "false");
+                lsep = ",";
+            }
+            ap_rputs("]", r);
+        }
+        ap_rputs("}", r);
+        sep = ",";
+    }
+    ap_rputs("}", r);
+}
+
 static void send_json(request_rec *r, const adf_stats_t *st,
                       const adf_policy_conf_t *pc)
 {
@@ -99,7 +143,9 @@ static void send_json(request_rec *r, const adf_stats_t *st,
     json_num(r, st->load.raw);
     ap_rputs(",\"smoothed\":", r);
     json_num(r, st->load.ema);
-    ap_rprintf(r, ",\"budget_ns_per_byte\":%.3f", st->load.budget);
+    ap_rprintf(r, ",\"budget_ns_per_byte\":%.3f,\"top_ns_per_byte\":%.3f,"
+               "\"compression_cpu\":%.2f,\"server_cpu\":%.2f",
+               st->load.budget, st->top, st->spent, st->own);
     ap_rprintf(r, ",\"effort\":%.4f,\"limited\":%s,\"target\":%.0f,"
                "\"limit_off\":%.0f,\"limit_on\":%.0f,\"age_ms\":%"
                APR_TIME_T_FMT ",\"stale\":%s,\"sampler_pid\":%u,"
@@ -150,6 +196,8 @@ static void send_json(request_rec *r, const adf_stats_t *st,
     }
     ap_rputs("}", r);
     json_counts(r, "siblings", st->siblings);
+    ap_rprintf(r, ",\"egress_bytes\":%" APR_UINT64_T_FMT, st->egress);
+    send_model(r, st, pc);
     ap_rprintf(r, ",\"stale_siblings\":%" APR_UINT64_T_FMT, st->stale);
     ap_rputs(",\"history\":[", r);
     for (i = 0; i < st->nhistory; i++) {

@@ -10,6 +10,7 @@
 #include "adf_status.h"
 
 #include <http_core.h>
+#include <http_protocol.h>
 #include <http_request.h>
 #include <mod_status.h>
 #include <mod_watchdog.h>
@@ -49,6 +50,12 @@ static void adf_child_init(apr_pool_t *pchild, server_rec *s)
     adf_static_child_init(pchild, s);
 }
 
+static int adf_log_transaction(request_rec *r)
+{
+    adf_shm_count_egress(r->bytes_sent);
+    return DECLINED;
+}
+
 static void adf_register_hooks(apr_pool_t *p)
 {
     ap_hook_pre_config(adf_shm_pre_config, NULL, NULL, APR_HOOK_MIDDLE);
@@ -56,6 +63,8 @@ static void adf_register_hooks(apr_pool_t *p)
     ap_hook_post_config(adf_post_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_check_config(adf_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_child_init(adf_child_init, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_log_transaction(adf_log_transaction, NULL, NULL,
+                            APR_HOOK_MIDDLE);
     ap_hook_fixups(adf_fixup_conditionals, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_fixups(adf_static_guard, NULL, NULL, APR_HOOK_MIDDLE);
     /* Last, so an explicit ADAPTIVE_DEFLATE is already there to be found;

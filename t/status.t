@@ -9,7 +9,7 @@ use Apache::TestUtil;
 use JSON::PP ();
 use ADFTest;
 
-plan tests => 45;
+plan tests => 54;
 
 my $root = docroot();
 
@@ -22,11 +22,13 @@ sub stats {
 my $s0 = stats();
 ok t_cmp(ref $s0->{load}, 'HASH', 'load object');
 for my $k (qw(source interval_ms raw smoothed effort limited target
-              limit_off limit_on)) {
+              limit_off limit_on budget_ns_per_byte top_ns_per_byte
+              compression_cpu server_cpu age_ms stale sampler_pid)) {
     ok exists $s0->{load}{$k};
 }
 for my $k (qw(version uptime level responses compressed reasons bytes_in
-              bytes_out levels siblings stale_siblings history)) {
+              bytes_out levels siblings stale_siblings history model
+              egress_bytes)) {
     ok exists $s0->{$k};
 }
 ok t_cmp(ref $s0->{history}, 'ARRAY', 'history');

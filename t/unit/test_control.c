@@ -140,6 +140,7 @@ static double step(const plant_t *pl)
     o->capacity = 1;
     o->eligible = bytes;
     o->eligible_slow = pl->slow ? bytes : 0;
+    o->egress = bytes * mr;
     for (k = 0; k < 2; k++) {
         int level = k == 0 ? pts[i].level
                   : i + 1 < n ? pts[i + 1].level : ADF_LEVEL_NONE;
@@ -392,6 +393,28 @@ START_TEST(learning_is_content_blind)
 }
 END_TEST
 
+/* A bandwidth target: far below it, a quarter of the CPU target is
+ * spent; at it, all of it.  The plant is busy (5,000 responses/s at
+ * 0.1 ms each: half the CPU) so the target, not the top rung, binds. */
+START_TEST(bandwidth_target)
+{
+    plant_t pl = { 0, 50000, 1e-4, 1, 0, 0, 5000 };
+    double low, high;
+
+    fresh();
+    conf.bw_target = 1e9;               /* egress ~40 MB/s: far below */
+    run(&pl, 30, 1);
+    low = ctl.budget;
+    fresh();
+    conf.bw_target = 10e6;              /* above it */
+    run(&pl, 30, 1);
+    high = ctl.budget;
+    printf("bandwidth target: budget %.3g far below it, %.3g at it\n", low,
+           high);
+    ck_assert(high > 2 * low);
+}
+END_TEST
+
 /* The safety net: two samples at OFF pause compression until one falls
  * below ON. */
 START_TEST(limit_hysteresis)
@@ -438,6 +461,7 @@ int main(void)
     tcase_add_test(tc, cold_start_is_cheap);
     tcase_add_test(tc, learns_a_slower_machine);
     tcase_add_test(tc, learning_is_content_blind);
+    tcase_add_test(tc, bandwidth_target);
     tcase_add_test(tc, limit_hysteresis);
     return adf_test_run(s);
 }

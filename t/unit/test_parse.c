@@ -100,6 +100,24 @@ START_TEST(size_levels)
 }
 END_TEST
 
+START_TEST(rates)
+{
+    double r = 0;
+
+    ck_assert_ptr_null(adf_parse_rate(pool, "800mbit", &r));
+    ck_assert(r == 100e6);
+    ck_assert_ptr_null(adf_parse_rate(pool, "1Gbit", &r));
+    ck_assert(r == 125e6);
+    ck_assert_ptr_null(adf_parse_rate(pool, "64kbit", &r));
+    ck_assert(r == 8000);
+    ck_assert_ptr_nonnull(adf_parse_rate(pool, "800", &r));
+    ck_assert_ptr_nonnull(adf_parse_rate(pool, "800mb", &r));
+    ck_assert_ptr_nonnull(adf_parse_rate(pool, "0mbit", &r));
+    ck_assert_ptr_nonnull(adf_parse_rate(pool, "mbit", &r));
+    ck_assert_ptr_nonnull(adf_parse_rate(pool, "1.5gbit", &r));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("parse");
@@ -109,5 +127,6 @@ int main(void)
     tcase_add_test(tc, sizes);
     tcase_add_test(tc, percent_and_interval);
     tcase_add_test(tc, size_levels);
+    tcase_add_test(tc, rates);
     return adf_test_run(s);
 }
