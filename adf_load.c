@@ -120,6 +120,20 @@ int adf_cpuset_from_status(const char *status, adf_cpuset_t *set)
     return -1;
 }
 
+int adf_proc_stat_ncpus(const char *text)
+{
+    const char *s = text;
+    apr_uint64_t cpu;
+    int n = 0;
+
+    while (s && *s) {
+        n += !strncmp(s, "cpu", 3) && adf_scan_u64(s + 3, &cpu) != NULL;
+        s = strchr(s, '\n');
+        s = s ? s + 1 : NULL;
+    }
+    return n;
+}
+
 int adf_proc_stat_parse(const char *text, const adf_cpuset_t *set,
                         adf_cpu_times_t *out)
 {
@@ -244,17 +258,18 @@ int adf_parse_u64(const char *text, apr_uint64_t *v)
     return e && at_end(e) ? 0 : -1;
 }
 
-int adf_psi_some_avg10(const char *text, double *pct)
+int adf_psi_some_total(const char *text, apr_uint64_t *usec)
 {
     const char *v = find_key(text, "some");
-    const char *e;
-    double d;
+    const char *t, *e;
+    apr_uint64_t n;
 
-    if (!v || strncmp(v, "avg10=", 6) || !(e = scan_decimal(v + 6, &d))
-        || (*e != ' ' && *e != '\n' && *e) || d > 100) {
+    /* "some avg10=.. avg60=.. avg300=.. total=N" on one line */
+    if (!v || !(t = strstr(v, "total=")) || memchr(v, '\n', t - v)
+        || !(e = adf_scan_u64(t + 6, &n)) || (*e && *e != '\n')) {
         return -1;
     }
-    *pct = d;
+    *usec = n;
     return 0;
 }
 

@@ -32,6 +32,9 @@ int adf_cpuset_from_status(const char *status, adf_cpuset_t *set);
 int adf_proc_stat_parse(const char *text, const adf_cpuset_t *set,
                         adf_cpu_times_t *out);
 
+/* How many per-CPU lines /proc/stat has (the online CPUs); 0 if none. */
+int adf_proc_stat_ncpus(const char *text);
+
 /* cgroup v2 cpu.stat: usage_usec. */
 int adf_cgroup2_usage(const char *text, apr_uint64_t *usec);
 /* cgroup v2 cpu.max "QUOTA PERIOD" or "max PERIOD": *cpus = quota/period,
@@ -41,8 +44,9 @@ int adf_cgroup2_max(const char *text, double *cpus);
 int adf_cgroup1_quota(const char *quota, const char *period, double *cpus);
 /* A single unsigned number (cgroup v1 cpuacct.usage, in ns). */
 int adf_parse_u64(const char *text, apr_uint64_t *v);
-/* PSI "some avg10=..." (percent of time some task waited for a CPU). */
-int adf_psi_some_avg10(const char *text, double *pct);
+/* PSI "some ... total=N": microseconds some task waited for a CPU, since
+ * boot (per-interval deltas give a fresh share; avg10 lags ten seconds). */
+int adf_psi_some_total(const char *text, apr_uint64_t *usec);
 /* An operator's load file: one number 0..100, optional fraction, optional
  * surrounding white space. */
 int adf_load_file_parse(const char *text, double *pct);

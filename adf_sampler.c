@@ -215,7 +215,13 @@ adf_sampler_t *adf_sampler_create(apr_pool_t *p, adf_source_e src,
         s->what = apr_psprintf(p, "cpus (%d allowed)", s->ncpus);
     }
     if (src == ADF_SRC_AUTO) {
-        if (!s->psi && readable(s, proc_psi)) {
+        /* The brake must be about this server: its own cgroup's pressure,
+         * or the system's when the server may use every CPU.  Tasks
+         * waiting on CPUs the server never uses (a pinned server beside
+         * a busy neighbour) are not its load. */
+        if (!s->psi && !(s->src == ADF_SRC_CGROUP && s->cg_cpus < s->ncpus)
+            && (t = slurp(s, s->stat)) && adf_proc_stat_ncpus(t) == s->ncpus
+            && readable(s, proc_psi)) {
             s->psi = proc_psi;
         }
         if (s->psi) {
@@ -291,6 +297,34 @@ static double delta(adf_delta_t *prev, apr_uint64_t busy, apr_uint64_t total)
     return pct > 100 ? 100 : pct;
 }
 
+/* The share of the interval some task waited for a CPU, from the pressure
+ * file's cumulative "some total": -1 on the first reading. */
+static int pressure(adf_sampler_t *s, apr_time_t now, adf_delta_t *prev,
+                    double *pct)
+{
+    const char *t = slurp(s, s->psi);
+    apr_uint64_t total;
+
+    *pct = -1;
+    if (!t) {
+        return -1;
+    }
+    if (adf_psi_some_total(t, &total)) {
+        bad(s, s->psi);
+        return -1;
+    }
+    if (prev->psi_have && total >= prev->psi_total
+        && now > prev->psi_time) {
+        *pct = 100.0 * (double)(total - prev->psi_total)
+               / (double)(now - prev->psi_time);
+        *pct = *pct > 100 ? 100 : *pct;
+    }
+    prev->psi_have = 1;
+    prev->psi_total = total;
+    prev->psi_time = now;
+    return 0;
+}
+
 int adf_sampler_read(adf_sampler_t *s, apr_time_t now, adf_delta_t *prev,
                      adf_load_sample_t *out)
 {
@@ -309,14 +343,7 @@ int adf_sampler_read(adf_sampler_t *s, apr_time_t now, adf_delta_t *prev,
         }
         return 0;
     case ADF_SRC_PSI:
-        if (!(t = slurp(s, s->psi))) {
-            return -1;
-        }
-        if (adf_psi_some_avg10(t, &out->busy)) {
-            bad(s, s->psi);
-            return -1;
-        }
-        return 0;
+        return pressure(s, now, prev, &out->busy) ? -1 : 0;
     case ADF_SRC_CGROUP: {
         apr_uint64_t usage;
         int failed;
@@ -357,12 +384,8 @@ int adf_sampler_read(adf_sampler_t *s, apr_time_t now, adf_delta_t *prev,
     }
     out->busy = pct;
     /* Pressure shows the demand a saturated CPU cannot show as usage. */
-    if (s->psi && (t = slurp(s, s->psi))) {
-        double brake;
-
-        if (!adf_psi_some_avg10(t, &brake)) {
-            out->pressure = brake;
-        }
+    if (s->psi) {
+        pressure(s, now, prev, &out->pressure);
     }
     return 0;
 }

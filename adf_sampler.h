@@ -15,15 +15,19 @@
 
 typedef struct adf_sampler_t adf_sampler_t;
 
-/* The previous reading of a delta source (/proc/stat, cgroup usage). */
+/* The previous reading of a delta source (/proc/stat, cgroup usage) and
+ * of the pressure file. */
 typedef struct {
     int have;
     apr_uint64_t busy, total;
+    int psi_have;
+    apr_uint64_t psi_total;     /* PSI "some" microseconds */
+    apr_time_t psi_time;
 } adf_delta_t;
 
 typedef struct {
     double busy;        /* percent of the capacity we may use; -1: none yet */
-    double pressure;    /* PSI "some" avg10 percent; -1: no brake source */
+    double pressure;    /* PSI "some" over the interval, percent; -1: none */
 } adf_load_sample_t;
 
 /* Create a sampler.  root prefixes every /proc and /sys path (tests use a

@@ -34,9 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
     adf_parse_u64(s, &u);
-    if (!adf_psi_some_avg10(s, &d) && (d < 0 || d > 100)) {
-        abort();
-    }
+    adf_psi_some_total(s, &u);
     if (!adf_load_file_parse(s, &d) && (d < 0 || d > 100)) {
         abort();
     }

@@ -48,6 +48,8 @@ START_TEST(proc_stat_lines)
     adf_cpuset_t s;
 
     ck_assert_int_eq(adf_proc_stat_parse(proc_stat, NULL, &t), 0);
+    ck_assert_int_eq(adf_proc_stat_ncpus(proc_stat), 3);
+    ck_assert_int_eq(adf_proc_stat_ncpus("cpu  1 2 3\nintr 5\n"), 0);
     /* busy = user nice system irq softirq steal; iowait is idle */
     ck_assert_uint_eq(t.busy, 150 + 150 + 60);
     ck_assert_uint_eq(t.total, 500 + 550 + 80);
@@ -100,16 +102,19 @@ END_TEST
 
 START_TEST(psi_and_file)
 {
+    apr_uint64_t u;
     double v;
 
-    ck_assert_int_eq(adf_psi_some_avg10(
-        "some avg10=12.34 avg60=1.00 avg300=0.50 total=123\n"
-        "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", &v), 0);
-    ck_assert(v > 12.33 && v < 12.35);
-    ck_assert_int_eq(adf_psi_some_avg10("full avg10=1.00\n", &v), -1);
-    ck_assert_int_eq(adf_psi_some_avg10("some avg60=1.00\n", &v), -1);
-    ck_assert_int_eq(adf_psi_some_avg10("some avg10=abc\n", &v), -1);
-    ck_assert_int_eq(adf_psi_some_avg10("some avg10=101.00 x\n", &v), -1);
+    ck_assert_int_eq(adf_psi_some_total(
+        "some avg10=12.34 avg60=1.00 avg300=0.50 total=123456\n"
+        "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", &u), 0);
+    ck_assert_uint_eq(u, 123456);
+    ck_assert_int_eq(adf_psi_some_total("full avg10=1.00 total=5\n", &u),
+                     -1);
+    ck_assert_int_eq(adf_psi_some_total("some avg10=1.00\ntotal=5\n", &u),
+                     -1);
+    ck_assert_int_eq(adf_psi_some_total("some total=abc\n", &u), -1);
+    ck_assert_int_eq(adf_psi_some_total("some total=12x\n", &u), -1);
     ck_assert_int_eq(adf_load_file_parse("42\n", &v), 0);
     ck_assert(v == 42);
     ck_assert_int_eq(adf_load_file_parse("  7.5  \n", &v), 0);
@@ -249,7 +254,7 @@ START_TEST(sampler_cgroup_v2_quota)
 }
 END_TEST
 
-START_TEST(sampler_cgroup_v1_and_psi)
+START_TEST(sampler_cgroup_v1)
 {
     adf_sampler_t *s;
     const char *warn;
@@ -259,15 +264,61 @@ START_TEST(sampler_cgroup_v1_and_psi)
     put("/sys/fs/cgroup/cpu,cpuacct/c1/cpuacct.usage", "0\n");
     put("/sys/fs/cgroup/cpu,cpuacct/c1/cpu.cfs_quota_us", "200000\n");
     put("/sys/fs/cgroup/cpu,cpuacct/c1/cpu.cfs_period_us", "100000\n");
-    put("/proc/pressure/cpu", "some avg10=10.00 avg60=0 avg300=0 total=0\n");
     s = adf_sampler_create(pool, ADF_SRC_AUTO, NULL, root, &warn);
     ck_assert_ptr_null(warn);
-    ck_assert_ptr_nonnull(strstr(adf_sampler_describe(s), "psi"));
     rd(s, apr_time_from_sec(1));
-    /* 1 CPU-second (ns) in 1 s of a 2-CPU quota: 50 %, plus 10 % PSI */
+    /* 1 CPU-second (ns) in 1 s of a 2-CPU quota: 50 % */
     put("/sys/fs/cgroup/cpu,cpuacct/c1/cpuacct.usage", "1000000000\n");
-    ck_assert_double_eq_tol(rd(s, apr_time_from_sec(2)),
-                            60.0, 0.01);
+    ck_assert_double_eq_tol(rd(s, apr_time_from_sec(2)), 50.0, 0.01);
+}
+END_TEST
+
+/* The PSI brake is the share of the interval some task waited (deltas of
+ * "total"), and only where the pressure is this server's. */
+START_TEST(sampler_psi_brake)
+{
+    adf_sampler_t *s;
+    const char *warn;
+
+    /* allowed on every CPU: the system's pressure is ours */
+    make_root();
+    put("/proc/self/status", "Name:\tx\nCpus_allowed_list:\t0-1\n");
+    put("/proc/self/cgroup", "0::/\n");
+    put("/proc/stat", "cpu0 0 0 0 1000 0 0 0 0\ncpu1 0 0 0 1000 0 0 0 0\n");
+    put("/proc/pressure/cpu", "some avg10=90.00 avg60=0 avg300=0 "
+        "total=5000000\nfull avg10=0 avg60=0 avg300=0 total=0\n");
+    s = adf_sampler_create(pool, ADF_SRC_AUTO, NULL, root, &warn);
+    ck_assert_ptr_null(warn);
+    ck_assert_ptr_nonnull(strstr(adf_sampler_describe(s), "psi brake"));
+    ck_assert_double_eq(rd(s, apr_time_from_sec(1)), -1);
+    /* 100 of 200 jiffies busy, and 0.1 s of waiting in 1 s: 50 + 10 */
+    put("/proc/stat", "cpu0 100 0 0 1000 0 0 0 0\ncpu1 0 0 0 1100 0 0 0 0\n");
+    put("/proc/pressure/cpu", "some avg10=90.00 avg60=0 avg300=0 "
+        "total=5100000\n");
+    ck_assert_double_eq_tol(rd(s, apr_time_from_sec(2)), 60.0, 0.01);
+
+    /* pinned to one CPU of two: others' waiting is not our load */
+    make_root();
+    put("/proc/self/cgroup", "0::/\n");
+    put("/proc/stat", "cpu0 0 0 0 1000 0 0 0 0\ncpu1 0 0 0 1000 0 0 0 0\n");
+    put("/proc/pressure/cpu", "some avg10=90.00 avg60=0 avg300=0 total=1\n");
+    s = adf_sampler_create(pool, ADF_SRC_AUTO, NULL, root, &warn);
+    ck_assert_ptr_null(strstr(adf_sampler_describe(s), "psi"));
+
+    /* in a cgroup of its own (v2): that cgroup's pressure, pinned or not */
+    make_root();
+    put("/proc/self/cgroup", "0::/web\n");
+    put("/sys/fs/cgroup/web/cpu.stat", "usage_usec 0\n");
+    put("/sys/fs/cgroup/web/cpu.pressure", "some avg10=0 avg60=0 avg300=0 "
+        "total=0\n");
+    put("/proc/stat", "cpu0 0 0 0 1000 0 0 0 0\ncpu1 0 0 0 1000 0 0 0 0\n");
+    s = adf_sampler_create(pool, ADF_SRC_AUTO, NULL, root, &warn);
+    ck_assert_ptr_nonnull(strstr(adf_sampler_describe(s), "psi brake"));
+    rd(s, apr_time_from_sec(1));
+    put("/proc/stat", "cpu0 0 0 0 1000 0 0 0 0\ncpu1 20 0 0 1080 0 0 0 0\n");
+    put("/sys/fs/cgroup/web/cpu.pressure", "some avg10=0 avg60=0 avg300=0 "
+        "total=250000\n");
+    ck_assert_double_eq_tol(rd(s, apr_time_from_sec(2)), 45.0, 0.01);
 }
 END_TEST
 
@@ -344,7 +395,8 @@ int main(void)
     tcase_add_test(tc, sources);
     tcase_add_test(ts, sampler_cpus);
     tcase_add_test(ts, sampler_cgroup_v2_quota);
-    tcase_add_test(ts, sampler_cgroup_v1_and_psi);
+    tcase_add_test(ts, sampler_cgroup_v1);
+    tcase_add_test(ts, sampler_psi_brake);
     tcase_add_test(ts, sampler_file_and_missing);
     tcase_add_test(ts, sampler_allocates_nothing);
     return adf_test_run(s);
