@@ -35,7 +35,7 @@ static const adf_size_cap_t default_caps[] = {
 /* Server preference on q-value ties, before the operator says. */
 static const adf_coding_e preference[] = { ADF_BR, ADF_ZSTD, ADF_GZIP };
 
-static apr_array_header_t *default_types_arr;
+static adf_types_t *default_types_set;
 /* Set while the configuration is read; reset with the module's reload. */
 static int precompressed_used;
 static int top_level[ADF_NCODINGS];
@@ -155,9 +155,9 @@ int adf_conf_proxied(const adf_dir_conf_t *dc)
     return dc->proxied != 0;
 }
 
-const apr_array_header_t *adf_conf_types(const adf_dir_conf_t *dc)
+const adf_types_t *adf_conf_types(const adf_dir_conf_t *dc)
 {
-    return dc->types ? dc->types : default_types_arr;
+    return dc->types ? dc->types : default_types_set;
 }
 
 int adf_conf_length_hiding(const adf_dir_conf_t *dc)
@@ -302,15 +302,14 @@ static const char *set_types(cmd_parms *cmd, void *cfg, int argc,
     if (argc < 1) {
         return fail(cmd, "needs at least one media type (e.g. text/html)");
     }
-    dc->types = apr_array_make(cmd->pool, argc, sizeof(const char *));
+    dc->types = adf_types_make(cmd->pool);
     for (i = 0; i < argc; i++) {
         if (!strchr(argv[i], '/')) {
             return fail(cmd, apr_psprintf(cmd->pool, "'%s' is not a media "
                                           "type (type/subtype, * allowed)",
                                           argv[i]));
         }
-        APR_ARRAY_PUSH(dc->types, const char *) = apr_pstrdup(cmd->pool,
-                                                              argv[i]);
+        adf_types_add(dc->types, cmd->pool, argv[i]);
     }
     return NULL;
 }
@@ -582,9 +581,9 @@ void adf_config_init(apr_pool_t *p)
 {
     int i;
 
-    default_types_arr = apr_array_make(p, 20, sizeof(const char *));
+    default_types_set = adf_types_make(p);
     for (i = 0; default_types[i]; i++) {
-        APR_ARRAY_PUSH(default_types_arr, const char *) = default_types[i];
+        adf_types_add(default_types_set, p, default_types[i]);
     }
 }
 

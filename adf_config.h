@@ -27,7 +27,7 @@ typedef struct {
     int enabled;
     int precompressed;
     int proxied;
-    apr_array_header_t *types;          /* const char * patterns */
+    adf_types_t *types;                 /* media type patterns */
     int level_min[ADF_NCODINGS];
     int level_max[ADF_NCODINGS];
     apr_off_t min_length;
@@ -72,7 +72,7 @@ int adf_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
 int adf_conf_enabled(const adf_dir_conf_t *dc);
 int adf_conf_precompressed(const adf_dir_conf_t *dc);
 int adf_conf_proxied(const adf_dir_conf_t *dc);
-const apr_array_header_t *adf_conf_types(const adf_dir_conf_t *dc);
+const adf_types_t *adf_conf_types(const adf_dir_conf_t *dc);
 int adf_conf_length_hiding(const adf_dir_conf_t *dc);
 int adf_conf_status_ok(const adf_dir_conf_t *dc, int status);
 /* Fill a policy configuration from the directory's settings. */

@@ -134,7 +134,7 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
                         const adf_control_conf_t *conf,
                         const adf_obs_t *obs)
 {
-    double sample = obs->load, spent, used, rest, want, step, v, goal;
+    double sample = obs->load, spent, used, rest, want, step, v, goal, a;
     double cap_ns = obs->capacity * obs->seconds * 1e9;
 
     spent = learn(m, obs);
@@ -144,9 +144,10 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     }
     sample = clamp(sample, 0, 100);
     c->raw = sample;
-    c->ema = c->primed ? ADF_CONTROL_ALPHA * sample
-                         + (1 - ADF_CONTROL_ALPHA) * c->ema
-                       : sample;
+    /* The same time constant whatever the interval: a short interval
+     * reacts sooner, not more nervously. */
+    a = 1 - exp(-obs->seconds / ADF_CONTROL_TAU);
+    c->ema = c->primed ? a * sample + (1 - a) * c->ema : sample;
     c->primed = 1;
     c->spent = clamp(100 * spent / cap_ns, 0, 100);
 
@@ -168,23 +169,29 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
         return;
     }
 
-    /* The load as it moves: a rise counts at once, a fall smoothed. */
+    /* The load as it moves: a rise counts at once, a fall smoothed (a
+     * closed loop serves more when it compresses more: B* overshoots
+     * when it rises from an interval that compressed little). */
     used = sample > c->ema ? sample : c->ema;
-    rest = used - c->spent;             /* what does not move with B */
-    if (rest < 0) {
-        rest = 0;
-    }
-    v = obs->eligible >= 1 ? clamp(obs->eligible_slow / obs->eligible, 0, 1)
-                           : 0;
+    /* The goal: the CPU target is a ceiling; with a bandwidth target the
+     * bytes matter only as egress approaches it, and less is spent. */
     goal = conf->target;
     if (conf->bw_target > 0) {
         double pressure = clamp((obs->egress / obs->seconds / conf->bw_target
                                  - 0.5) / 0.5, 0, 1);
         goal *= 0.25 + 0.75 * pressure;
     }
-    if ((conf->limit_on + conf->limit_off) / 2 > goal) {
-        goal += ((conf->limit_on + conf->limit_off) / 2 - goal) * v;
+    if (fabs(used - goal) < ADF_CONTROL_BAND && obs->eligible >= 1) {
+        return;         /* near the goal: noise is not a reason to move */
     }
+    rest = used - c->spent;             /* what does not move with B */
+    if (rest < 0) {
+        rest = 0;
+    }
+    /* Slow clients (the share v of the bytes) get ADF_SLOW_WEIGHT times
+     * the budget: the mean weight of a byte is 1 + (W - 1) v. */
+    v = obs->eligible >= 1 ? clamp(obs->eligible_slow / obs->eligible, 0, 1)
+                           : 0;
     if (obs->eligible < 1) {
         want = conf->budget_max;        /* nothing to compress: no limit */
     }
@@ -193,8 +200,15 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
                / (obs->eligible * (1 + (ADF_SLOW_WEIGHT - 1) * v));
     }
     want = clamp(want, ADF_BUDGET_MIN, conf->budget_max);
-    step = want < c->budget ? ADF_CONTROL_DOWN : ADF_CONTROL_UP;
+    /* In log space, toward B*: most of the way down at once, up by the
+     * same share per second whatever the interval. */
+    step = want < c->budget
+           ? ADF_CONTROL_DOWN
+           : 1 - pow(1 - ADF_CONTROL_UP, obs->seconds);
     c->budget = exp(log(c->budget) + step * (log(want) - log(c->budget)));
+    if (want >= conf->budget_max && c->budget > conf->budget_max * 0.9) {
+        c->budget = conf->budget_max;   /* arrived: no asymptote at idle */
+    }
     c->budget = clamp(c->budget, ADF_BUDGET_MIN, conf->budget_max);
 }
 

@@ -40,9 +40,10 @@
 #define ADF_NLEVELS (ADF_MAX_LEVEL + 1)
 #define ADF_NCLASSES 2          /* 0: streamed, 1: whole body */
 
-#define ADF_CONTROL_ALPHA   0.5     /* EMA of the load */
-#define ADF_CONTROL_UP      0.5     /* log-space step toward B* when rising */
-#define ADF_CONTROL_DOWN    0.8     /* ... when falling */
+#define ADF_CONTROL_TAU     1.0     /* s: time constant of the load's EMA */
+#define ADF_CONTROL_BAND    3.0     /* points around the goal: hold still */
+#define ADF_CONTROL_UP      0.5     /* log-space share toward B* per second */
+#define ADF_CONTROL_DOWN    0.8     /* ... per sample when falling */
 #define ADF_CONTROL_TRIP    2       /* samples >= OFF to trip the limit */
 #define ADF_BUDGET_MIN      0.01    /* ns/B: effectively nothing */
 /* A client whose path takes longer per byte than the dearest rung's CPU

@@ -65,12 +65,23 @@ static apr_status_t code(adf_ctx_t *ctx, const char *data, apr_size_t len,
     return rv;
 }
 
+/* The filter's registration: adding it by handle and recognising it by
+ * pointer skips a name lookup per request. */
+static ap_filter_rec_t *frec;
+
+void adf_filter_register(void)
+{
+    frec = ap_register_output_filter(ADF_FILTER_NAME, adf_out_filter,
+                                     adf_filter_init,
+                                     AP_FTYPE_CONTENT_SET + 1);
+}
+
 static int has_filter(request_rec *r)
 {
     ap_filter_t *f;
 
     for (f = r->output_filters; f; f = f->next) {
-        if (!strcasecmp(f->frec->name, ADF_FILTER_NAME)) {
+        if (f->frec == frec) {
             return 1;
         }
     }
@@ -84,7 +95,7 @@ static char siblings_only;
 void adf_add_filter(request_rec *r)
 {
     if (!has_filter(r)) {
-        ap_add_output_filter(ADF_FILTER_NAME, NULL, r, r->connection);
+        ap_add_output_filter_handle(frec, NULL, r, r->connection);
     }
 }
 
@@ -111,8 +122,7 @@ void adf_insert_filter(request_rec *r)
     }
     else if (adf_conf_precompressed(dc) && !has_filter(r)) {
         /* Its init function looks for a sibling once every filter is in. */
-        ap_add_output_filter(ADF_FILTER_NAME, &siblings_only, r,
-                             r->connection);
+        ap_add_output_filter_handle(frec, &siblings_only, r, r->connection);
     }
 }
 
@@ -132,6 +142,44 @@ int adf_filter_init(ap_filter_t *f)
 
 /* ---- notes and logging -------------------------------------------------- */
 
+/* v / 10^decimals as "I.FF" at *p; returns the end.  By hand: a
+ * formatter per response costs more than the rest of the notes. */
+static char *fixed(char *p, double v, int decimals)
+{
+    int scale = decimals == 2 ? 100 : 10;
+    unsigned n = (unsigned)(v * scale + 0.5), ip = n / scale, f = n % scale;
+    char digits[12];
+    int k = 0;
+
+    do {
+        digits[k++] = (char)('0' + ip % 10);
+        ip /= 10;
+    } while (ip && k < 11);
+    while (k) {
+        *p++ = digits[--k];
+    }
+    *p++ = '.';
+    if (decimals == 2) {
+        *p++ = (char)('0' + f / 10);
+    }
+    *p++ = (char)('0' + f % 10);
+    return p;
+}
+
+/* "raw/smoothed/effort", e.g. "62.5/60.1/0.75". */
+static const char *load_note(apr_pool_t *p, const adf_load_view_t *load)
+{
+    char *s = apr_palloc(p, 48), *e;
+
+    e = fixed(s, load->raw, 1);
+    *e++ = '/';
+    e = fixed(e, load->ema, 1);
+    *e++ = '/';
+    e = fixed(e, load->effort, 2);
+    *e = '\0';
+    return s;
+}
+
 static void note_decision(request_rec *r, const adf_decision_t *d,
                           const adf_load_view_t *load)
 {
@@ -147,13 +195,7 @@ static void note_decision(request_rec *r, const adf_decision_t *d,
         adf_shm_count_decision(d);
     }
     if (load && load->raw >= 0) {
-        /* Fixed point by hand: cheaper than %f on every response. */
-        int raw = (int)(load->raw * 10 + 0.5);
-        int ema = (int)(load->ema * 10 + 0.5);
-        int eff = (int)(load->effort * 100 + 0.5);
-
-        ld = apr_psprintf(r->pool, "%d.%d/%d.%d/%d.%02d", raw / 10, raw % 10,
-                          ema / 10, ema % 10, eff / 100, eff % 100);
+        ld = load_note(r->pool, load);
     }
     apr_table_setn(r->notes, ADF_NOTE_PREFIX "coding",
                    d->coding ? adf_coding_name(d->coding) : "identity");
@@ -232,23 +274,32 @@ static int slow_client(request_rec *r, const adf_load_view_t *load)
     return 1e9 / (double)rate > load->top;
 }
 
+/* The decision; *slow tells whether the client's path was found slow. */
 static void decide(request_rec *r, apr_bucket_brigade *bb,
                    const adf_dir_conf_t *dc, const adf_load_view_t *load,
-                   int slow, adf_decision_t *d)
+                   int *slow, adf_decision_t *d)
 {
     adf_policy_conf_t pc;
     adf_policy_in_t in;
     adf_accept_t acc;
     int not_modified = r->status == HTTP_NOT_MODIFIED;
 
-    adf_conf_policy(dc, &pc);
     adf_request_facts(r, dc, &acc, &in);
+    *slow = 0;
+    if (!in.status_ok || !in.type_ok) {
+        /* decided on these alone: no settings, no TCP_INFO needed */
+        memset(&pc, 0, sizeof(pc));
+    }
+    else {
+        adf_conf_policy(dc, &pc);
+        *slow = !not_modified && slow_client(r, load);
+    }
     in.length = body_length(r, bb);
     in.whole = whole_body(r, bb, in.length);
     in.model = load->model;
     /* A 304 only names the representation: the load does not matter. */
     in.budget = not_modified ? 1e9
-              : slow ? load->budget * ADF_SLOW_WEIGHT : load->budget;
+              : *slow ? load->budget * ADF_SLOW_WEIGHT : load->budget;
     in.limited = not_modified ? 0 : load->limited;
     in.failsafe = !not_modified && load->stale;
     in.dice = adf_rand01();
@@ -396,8 +447,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         return step_aside(f, bb);
     }
     adf_shm_view(&load);
-    slow = slow_client(r, &load);
-    decide(r, bb, dc, &load, slow, &d);
+    decide(r, bb, dc, &load, &slow, &d);
     if (d.vary) {
         adf_merge_vary(r);
     }

@@ -7,6 +7,10 @@
 
 apr_status_t adf_out_filter(ap_filter_t *f, apr_bucket_brigade *bb);
 
+/* Register the filter (register_hooks): after mod_headers' output fixup
+ * (AP_FTYPE_CONTENT_SET), as mod_deflate, so headers set there are seen. */
+void adf_filter_register(void);
+
 /* The filter's init function: the sibling swap, before the handler. */
 int adf_filter_init(ap_filter_t *f);
 

@@ -4,33 +4,122 @@
 #include "adf_policy.h"
 #include "adf_parse.h"
 
+#include <apr_atomic.h>
 #include <apr_fnmatch.h>
+#include <apr_hash.h>
+#include <apr_lib.h>
 #include <apr_strings.h>
 #include <stdlib.h>
 #include <string.h>
 
-int adf_type_matches(const char *type, const apr_array_header_t *patterns)
+/* Case-insensitive "*" and "?" matching: every response's type goes
+ * through the list, and apr_fnmatch costs several times as much.
+ * Patterns with a "[...]" class still go to apr_fnmatch. */
+static int glob_ci(const char *p, const char *s)
+{
+    const char *star = NULL, *resume = NULL;
+
+    while (*s) {
+        if (*p == '*') {
+            star = ++p;
+            resume = s;
+        }
+        else if (*p && (*p == '?' || apr_tolower(*p) == apr_tolower(*s))) {
+            p++;
+            s++;
+        }
+        else if (star) {
+            p = star;
+            s = ++resume;
+        }
+        else {
+            return 0;
+        }
+    }
+    while (*p == '*') {
+        p++;
+    }
+    return !*p;
+}
+
+struct adf_types_t {
+    apr_hash_t *exact;          /* literal types, lower case */
+    apr_array_header_t *globs;  /* patterns with wildcards */
+    apr_uint32_t id;            /* never reused in a process: memo key */
+};
+
+/* The last answer of each thread: a site serves a handful of types, and
+ * the same list decides nearly every response. */
+#define MEMO_TYPE 64
+static __thread struct {
+    apr_uint32_t id;            /* 0: empty */
+    int match;
+    char type[MEMO_TYPE];
+} memo;
+
+adf_types_t *adf_types_make(apr_pool_t *p)
+{
+    static volatile apr_uint32_t next;
+    adf_types_t *t = apr_palloc(p, sizeof(*t));
+
+    t->id = apr_atomic_inc32(&next) + 1;
+    t->exact = apr_hash_make(p);
+    t->globs = apr_array_make(p, 4, sizeof(const char *));
+    return t;
+}
+
+void adf_types_add(adf_types_t *t, apr_pool_t *p, const char *pattern)
+{
+    memo.id = 0;
+    if (strpbrk(pattern, "*?[")) {
+        APR_ARRAY_PUSH(t->globs, const char *) = apr_pstrdup(p, pattern);
+    }
+    else {
+        char *k = apr_pstrdup(p, pattern), *c;
+
+        for (c = k; *c; c++) {
+            *c = (char)apr_tolower(*c);
+        }
+        apr_hash_set(t->exact, k, APR_HASH_KEY_STRING, k);
+    }
+}
+
+int adf_types_match(const adf_types_t *t, const char *type)
 {
     char buf[256];
-    apr_size_t len;
-    int i;
+    apr_size_t len, i;
+    int g, match;
 
-    if (!type || !patterns) {
+    if (!type || !t) {
         return 0;
     }
     len = strcspn(type, "; \t");
     if (len == 0 || len >= sizeof(buf)) {
         return 0;
     }
-    memcpy(buf, type, len);
-    buf[len] = '\0';
-    for (i = 0; i < patterns->nelts; i++) {
-        const char *pat = APR_ARRAY_IDX(patterns, i, const char *);
-        if (apr_fnmatch(pat, buf, APR_FNM_CASE_BLIND) == APR_SUCCESS) {
-            return 1;
-        }
+    if (memo.id == t->id && len < MEMO_TYPE && !strncmp(memo.type, type, len)
+        && !memo.type[len]) {
+        return memo.match;
     }
-    return 0;
+    for (i = 0; i < len; i++) {
+        buf[i] = (char)apr_tolower(type[i]);
+    }
+    buf[len] = '\0';
+    match = apr_hash_get(t->exact, buf, (apr_ssize_t)len) != NULL;
+    for (g = 0; !match && g < t->globs->nelts; g++) {
+        const char *pat = APR_ARRAY_IDX(t->globs, g, const char *);
+
+        match = strchr(pat, '[') ? apr_fnmatch(pat, buf, APR_FNM_CASE_BLIND)
+                                   == APR_SUCCESS
+                                 : glob_ci(pat, buf);
+    }
+    if (len < MEMO_TYPE) {
+        memcpy(memo.type, type, len);
+        memo.type[len] = '\0';
+        memo.match = match;
+        memo.id = t->id;
+    }
+    return match;
 }
 
 static int cap_rank(apr_off_t size)
@@ -138,6 +227,11 @@ static double ratio_at(const adf_policy_conf_t *conf,
                  : pts[i].ratio;
 }
 
+/* Another coding must buy this much less output for the budget to be
+ * chosen over the negotiated one: near a tie the choice would follow the
+ * model's noise, and every switch restarts what a coding learns. */
+#define ADF_VALUE_MARGIN 0.02
+
 /* The negotiated coding; where the client accepts several equally and no
  * preference was configured, the one the budget buys most from. */
 static adf_coding_e choose(const adf_policy_conf_t *conf,
@@ -158,7 +252,7 @@ static adf_coding_e choose(const adf_policy_conf_t *conf,
         double r;
 
         if (o != c && adf_accept_q(in->accept, o) == q
-            && (r = ratio_at(conf, in, o)) < best - 1e-9) {
+            && (r = ratio_at(conf, in, o)) < best * (1 - ADF_VALUE_MARGIN)) {
             best = r;
             c = o;
         }

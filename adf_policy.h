@@ -105,9 +105,16 @@ int adf_frontier(const adf_model_t *m, adf_coding_e c, int whole, int lo,
 void adf_frontier_at(const adf_point_t *pts, int n, double budget, int *i,
                      double *p);
 
-/* Does a media type (parameters allowed, case-insensitive) match one of
- * the shell patterns, e.g. text/html, text/(star), application/(star)+json? */
-int adf_type_matches(const char *type, const apr_array_header_t *patterns);
+/* A list of media type patterns (shell patterns: "*", "?", "[...]",
+ * case-insensitive), e.g. text/html, text/(star), application/(star)+json:
+ * literal types are looked up in a hash, patterns matched in turn. */
+typedef struct adf_types_t adf_types_t;
+
+adf_types_t *adf_types_make(apr_pool_t *p);
+void adf_types_add(adf_types_t *t, apr_pool_t *p, const char *pattern);
+
+/* Does a media type (parameters allowed) match one of the list? */
+int adf_types_match(const adf_types_t *t, const char *type);
 
 /* Sort caps by size (unknown first, then ascending, '*' last). */
 void adf_caps_sort(adf_size_cap_t *caps, int n);

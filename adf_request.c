@@ -48,21 +48,31 @@ void adf_request_facts(request_rec *r, const adf_dir_conf_t *dc,
     int not_modified = r->status == HTTP_NOT_MODIFIED;
 
     memset(in, 0, sizeof(*in));
-    adf_accept_parse(apr_table_get(r->headers_in, "Accept-Encoding"), acc);
     in->accept = acc;
+    in->length = -1;
     in->is_subrequest = r->main != NULL;
     /* A 304 answers for the 200 it stands for. */
     in->status_ok = adf_conf_status_ok(dc, not_modified ? HTTP_OK
                                                         : r->status);
     in->has_encoding = adf_declared_encoding(r) != NULL;
     in->resp_no_transform = adf_resp_no_transform(r);
+    in->type_ok = adf_types_match(adf_conf_types(dc), type ? type : "");
+    /* The policy decides on the status and the type before anything this
+     * request says: for most responses nothing more needs reading. */
+    if (!in->status_ok || !in->type_ok) {
+        adf_accept_parse(NULL, acc);
+        return;
+    }
+    adf_accept_parse(apr_table_get(r->headers_in, "Accept-Encoding"), acc);
     in->req_no_transform = adf_req_no_transform(r);
-    in->type_ok = adf_type_matches(type ? type : "", adf_conf_types(dc));
     in->env_off = env_off(r);
     in->proxied_off = !adf_conf_proxied(dc)
                       && apr_table_get(r->headers_in, "Via") != NULL;
-    in->length = -1;
 }
+
+/* Bytes the connection must have delivered before its rate means
+ * anything (a new connection's first response tells nothing). */
+#define RATE_MIN_BYTES (64 * 1024)
 
 apr_uint64_t adf_client_rate(const request_rec *r)
 {
@@ -75,10 +85,18 @@ apr_uint64_t adf_client_rate(const request_rec *r)
 
     if (!sock || apr_os_sock_get(&fd, sock) != APR_SUCCESS
         || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0
-        || len < offsetof(struct tcp_info, tcpi_delivery_rate)
-                 + sizeof(ti.tcpi_delivery_rate)
-        || ti.tcpi_delivery_rate_app_limited) {
+        || len < offsetof(struct tcp_info, tcpi_busy_time)
+                 + sizeof(ti.tcpi_busy_time)) {
         return 0;
     }
-    return ti.tcpi_delivery_rate;
+    /* What the path delivered while the connection had data to send:
+     * bytes acknowledged over the time TCP was busy sending (cwnd-,
+     * receive-window- or send-buffer-limited).  Unlike the last
+     * delivery-rate sample, this excludes the idle gaps between the
+     * responses of a kept-alive connection, which mark nearly every
+     * sample "application limited". */
+    if (ti.tcpi_bytes_acked >= RATE_MIN_BYTES && ti.tcpi_busy_time > 0) {
+        return ti.tcpi_bytes_acked * 1000000 / ti.tcpi_busy_time;
+    }
+    return 0;
 }

@@ -51,6 +51,7 @@ typedef struct {
     volatile apr_uint32_t raw;          /* percent * SCALE, or all ones */
     volatile apr_uint32_t ema;
     volatile apr_uint64_t budget;       /* a double's bits: ns per byte */
+    volatile apr_uint64_t effort;       /* a double's bits: for people */
     volatile apr_uint32_t limited;
     volatile apr_uint64_t sampled;      /* time of the last good sample */
     volatile apr_uint64_t attempted;    /* time of the last attempt */
@@ -136,6 +137,7 @@ static void publish(const adf_control_t *c)
     apr_atomic_set32(&shared->raw, scaled(c->primed ? c->raw : -1));
     apr_atomic_set32(&shared->ema, scaled(c->primed ? c->ema : -1));
     apr_atomic_set64(&shared->budget, bits_of(c->budget));
+    apr_atomic_set64(&shared->effort, bits_of(adf_control_effort(c)));
     apr_atomic_set32(&shared->limited, (apr_uint32_t)c->limited);
 }
 
@@ -318,7 +320,7 @@ void adf_shm_view(adf_load_view_t *v)
     v->ema = unscaled(apr_atomic_read32(&shared->ema));
     v->budget = double_of(apr_atomic_read64(&shared->budget));
     v->limited = (int)apr_atomic_read32(&shared->limited);
-    v->effort = v->limited ? 0 : adf_control_effort(&shared->control);
+    v->effort = v->limited ? 0 : double_of(apr_atomic_read64(&shared->effort));
     v->model = &shared->model;
     v->top = shared->control.top;
     v->age = now - (apr_time_t)apr_atomic_read64(&shared->sampled);

@@ -76,10 +76,7 @@ static void adf_register_hooks(apr_pool_t *p)
     ap_hook_handler(adf_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
     APR_OPTIONAL_HOOK(ap, status_hook, adf_status_hook, NULL, NULL,
                       APR_HOOK_MIDDLE);
-    /* After mod_headers' output fixup (AP_FTYPE_CONTENT_SET), as
-     * mod_deflate: headers set there are seen. */
-    ap_register_output_filter(ADF_FILTER_NAME, adf_out_filter,
-                              adf_filter_init, AP_FTYPE_CONTENT_SET + 1);
+    adf_filter_register();
 }
 
 /* Declared by hand: adf_private.h already did APLOG_USE_MODULE. */

@@ -2,6 +2,7 @@
  * and the efficient frontier it moves on. */
 #include "config.h"
 #include "adf_test.h"
+#include <apr_fnmatch.h>
 #include <apr_general.h>
 #include <apr_tables.h>
 #include <string.h>
@@ -303,21 +304,62 @@ END_TEST
 
 START_TEST(types)
 {
-    apr_array_header_t *pats = apr_array_make(pool, 3, sizeof(const char *));
+    adf_types_t *pats = adf_types_make(pool);
 
-    APR_ARRAY_PUSH(pats, const char *) = "text/*";
-    APR_ARRAY_PUSH(pats, const char *) = "application/*+json";
-    APR_ARRAY_PUSH(pats, const char *) = "image/svg+xml";
-    ck_assert(adf_type_matches("text/html", pats));
-    ck_assert(adf_type_matches("TEXT/HTML; charset=utf-8", pats));
-    ck_assert(adf_type_matches("text/plain;charset=utf-8", pats));
-    ck_assert(adf_type_matches("application/ld+json", pats));
-    ck_assert(adf_type_matches("image/svg+xml", pats));
-    ck_assert(!adf_type_matches("image/jpeg", pats));
-    ck_assert(!adf_type_matches("application/json", pats));
-    ck_assert(!adf_type_matches("", pats));
-    ck_assert(!adf_type_matches(NULL, pats));
-    ck_assert(!adf_type_matches("; text/html", pats));
+    adf_types_add(pats, pool, "text/*");
+    adf_types_add(pats, pool, "application/*+json");
+    adf_types_add(pats, pool, "Image/SVG+xml");
+    ck_assert(adf_types_match(pats, "text/html"));
+    ck_assert(adf_types_match(pats, "TEXT/HTML; charset=utf-8"));
+    ck_assert(adf_types_match(pats, "text/plain;charset=utf-8"));
+    ck_assert(adf_types_match(pats, "application/ld+json"));
+    ck_assert(adf_types_match(pats, "image/svg+xml"));
+    ck_assert(!adf_types_match(pats, "image/jpeg"));
+    ck_assert(!adf_types_match(pats, "application/json"));
+    ck_assert(!adf_types_match(pats, ""));
+    ck_assert(!adf_types_match(pats, NULL));
+    ck_assert(!adf_types_match(pats, "; text/html"));
+}
+END_TEST
+
+/* The "*" and "?" matcher agrees with apr_fnmatch (case-blind) on every
+ * pattern and type of a small alphabet; "[...]" classes still work. */
+START_TEST(types_match_like_fnmatch)
+{
+    static const char alpha[] = "ab*?/";
+    adf_types_t *one;
+    apr_pool_t *sub;
+    char pat[8], str[8];
+    unsigned seed = 7;
+    int i, k, n;
+
+    apr_pool_create(&sub, pool);
+    for (i = 0; i < 200000; i++) {
+        seed = seed * 1103515245 + 12345;
+        n = (seed >> 8) % 7;
+        for (k = 0; k < n; k++) {
+            seed = seed * 1103515245 + 12345;
+            pat[k] = alpha[(seed >> 8) % 5];
+        }
+        pat[n] = '\0';
+        seed = seed * 1103515245 + 12345;
+        n = 1 + (seed >> 8) % 6;
+        for (k = 0; k < n; k++) {
+            seed = seed * 1103515245 + 12345;
+            str[k] = "aAbB/"[(seed >> 8) % 5];
+        }
+        str[n] = '\0';
+        apr_pool_clear(sub);
+        one = adf_types_make(sub);
+        adf_types_add(one, sub, pat);
+        ck_assert_msg(adf_types_match(one, str)
+                      == (apr_fnmatch(pat, str, APR_FNM_CASE_BLIND)
+                          == APR_SUCCESS), "'%s' against '%s'", pat, str);
+    }
+    one = adf_types_make(pool);
+    adf_types_add(one, pool, "text/[hx]*");
+    ck_assert(adf_types_match(one, "text/HTML"));
+    ck_assert(!adf_types_match(one, "text/plain"));
 }
 END_TEST
 
@@ -335,5 +377,6 @@ int main(void)
     tcase_add_test(tc, coding_by_value);
     tcase_add_test(tc, caps_sorted);
     tcase_add_test(tc, types);
+    tcase_add_test(tc, types_match_like_fnmatch);
     return adf_test_run(s);
 }
