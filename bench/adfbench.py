@@ -214,21 +214,23 @@ class Setup:
         return "Setup(%s)" % self.name
 
 
-def adf_conf(levels="1 9", br="1 6", extra="", source="auto", enc="gzip"):
+def adf_conf(levels="1 9", br="1 6", extra="", source="auto", enc="gzip", zstd="1 12"):
     """This module with explicit ranges (the fixed-level setups)."""
     return """AdaptiveDeflate On
 AdaptiveDeflateEncodings {enc}
 AdaptiveDeflateGzipLevels {levels}
 AdaptiveDeflateBrotliQualities {br}
+AdaptiveDeflateZstdLevels {zstd}
 AdaptiveDeflateSizeLevels none
 AdaptiveDeflateLoadSource {source}
-{extra}""".format(levels=levels, br=br, source=source, extra=extra, enc=enc)
+{extra}""".format(levels=levels, br=br, source=source, extra=extra, enc=enc, zstd=zstd)
 
 
 SETUP_HELP = """off, deflate-N (mod_deflate level N), brotli-N (mod_brotli quality N),
 adaptive (this module, default configuration: AdaptiveDeflate On only),
 adaptive-MS (the same with AdaptiveDeflateLoadInterval MS ms),
 adf-N (this module at fixed gzip level N), adfbr-N (fixed brotli quality N),
+adfzstd-N (fixed zstd level N),
 nginx-N (nginx gzip level N), siblings, rewrite, nginx-static, plain"""
 
 
@@ -252,6 +254,9 @@ def make_setup(name, work, status=False):
                      modules=["brotli", "filter"])
     if kind == "adf":
         return Setup(name, "httpd", adf_conf(levels="%s %s" % (num, num), source=fixed_load) + st, adf=True)
+    if kind == "adfzstd":
+        return Setup(name, "httpd", adf_conf(zstd="%s %s" % (num, num), source=fixed_load, enc="zstd") + st,
+                     adf=True)
     if kind == "adfbr":
         return Setup(name, "httpd", adf_conf(br="%s %s" % (num, num), source=fixed_load, enc="br") + st,
                      adf=True)
