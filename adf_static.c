@@ -244,13 +244,13 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
     in.length = r->finfo.size;
     in.budget = 1e9;        /* any budget: the coding is what counts */
     adf_policy_decide(&pc, &in, &d);
-    if (d.coding == ADF_IDENTITY) {
-        return;
+    if (d.coding == ADF_IDENTITY && !d.vary) {
+        return;     /* no request could have a sibling here */
     }
     /* Look in the order the client prefers (q-values, then ours) and take
      * the first usable sibling: one stat in the common case. */
     memcpy(left, pc.prefs, sizeof(left));
-    nleft = pc.nprefs;
+    nleft = d.coding == ADF_IDENTITY ? 0 : pc.nprefs;
     while (nleft && (c = adf_negotiate(&acc, left, nleft)) != ADF_IDENTITY) {
         for (i = 0; left[i] != c; i++) {
         }
@@ -261,7 +261,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
                           "serving sibling %s", path);
             adf_req_t *st = adf_req(r);
 
-            adf_merge_vary(r);
+            st->vary = 1;
             st->plain = r->filename;
             st->plain_finfo = r->finfo;
             st->sibling = c;
@@ -275,7 +275,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
      * have got it, so the answer varies. */
     for (i = 0; i < pc.nprefs; i++) {
         if (!checked[pc.prefs[i]] && sibling(r, pc.prefs[i], &path, &sfi)) {
-            adf_merge_vary(r);
+            adf_req(r)->vary = 1;
             break;
         }
     }
