@@ -4,15 +4,16 @@
 #   t/audit2-against-old.sh OLD_MODULE_SO [TEST_FILE...]
 # e.g.  git worktree add /tmp/old 097abf0 && (cd /tmp/old && scripts/build)
 #       ADF_TEST_PORT=9500 t/audit2-against-old.sh /tmp/old/.libs/mod_adaptive_deflate.so -verbose t/security.t
-# Compatibility edits in a scratch copy, each only where the old module
-# cannot start or the file cannot run at all:
+# Scratch servers of the tests listen on ADF_SCRATCH_PORT (default: the
+# suite's port + 50).  Compatibility edits in a scratch copy, each only
+# where the old module cannot start or the file cannot run at all:
 #  - zstd is not a coding there (AdaptiveDeflateEncodings br zstd gzip);
 #  - ADF_OLD_QUOTE=0: the load file's name without the quote and backslash
 #    (item 13: the old status JSON breaks on them, and every file that
 #    waits for an idle signal dies in idle(); run with ADF_OLD_QUOTE=1 to
 #    see that);
 #  - signal.t without its first two blocks (they read sampler_pid, which
-#    the old status lacks) and its second server on PORT+40;
+#    the old status lacks);
 #  - signalstart.t: signal.t's last block alone.
 set -eu
 old=$1
@@ -31,11 +32,11 @@ if [ "${ADF_OLD_QUOTE:-0}" = 0 ]; then
         "$w/t/lib/ADFTest.pm"
 fi
 perl -0pi -e 's/plan tests => 28;/plan tests => 21;/;
-              s/\n# ---- a spike, then idle.*?\n(# ---- the source cannot be read)/\n$1/s;
-              s/vars\(.port.\) \+ 50/vars("port") + 40/' "$w/t/signal.t"
+              s/\n# ---- a spike, then idle.*?\n(# ---- the source cannot be read)/\n$1/s' \
+    "$w/t/signal.t"
 perl -0ne 'print $1 if /\A(.*?plan tests => )/s; print "3;\nmy \$page = slurp(docroot() . \"/index.html\");\nmy \$r;\n";
            print $1 if /\n(# ---- a source the children cannot read.*)\z/s' \
-    "$top/t/signal.t" | sed 's/vars(.port.) + 50/vars("port") + 40/' > "$w/t/signalstart.t"
+    "$top/t/signal.t" > "$w/t/signalstart.t"
 cd "$w"
 ADF_MODULE=$old ADF_CORPUS=${ADF_CORPUS:-$top/../shared/corpus} \
     scripts/run-httpd-tests "$@"

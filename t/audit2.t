@@ -21,31 +21,6 @@ my $root = docroot();
 my $a2 = "$root/audit2";
 make_path(map { "$a2/$_" } qw(scope vary varyoff));
 my $orig = slurp("$root/index.html");
-my $old = time - 1000;
-
-sub page {
-    my ($file, $data, @codings) = @_;
-    spew($file, $data);
-    chmod 0644, $file;
-    utime $old, $old, $file;
-    make_sibling($file, $_) for @codings;
-}
-
-# The status and the body as a client would read it: decoded by its
-# Content-Encoding, or (a sibling sent as a file of its own) by its bytes.
-sub code_body {
-    my ($r) = @_;
-    my $b = decode_body($r) // $r->content;
-    if (!defined $r->header('Content-Encoding')) {
-        $b = gunzip_ok($b) // unbrotli($b) // $b;
-    }
-    return ($r->code, $b);
-}
-
-sub holds {
-    my ($cond, $msg) = @_;
-    ok t_cmp($cond ? 'holds' : 'broken', 'holds', $msg);
-}
 
 # ---- 1. a sibling is readable wherever precompressed serving is not in ------
 # ---- effect for its URL (an Alias, another vhost, a <Location> scope) --------
@@ -91,7 +66,8 @@ for my $d (qw(vary varyoff)) {
 
 # ---- a server of our own: httpd's RNG lock (item 17 of issue 10) and ---------
 # ---- memory per response ---------------------------------------------------------
-# One event child, so that every connection is in the process measured.
+# One event child, so that every connection is in the process measured
+# (on ADF_SCRATCH_PORT, or the suite's port + 50).
 # A preloaded shim counts calls of apr_random_insecure_bytes(), which is
 # what ap_random_pick() takes httpd's global RNG mutex around.
 my $dir = tempdir(CLEANUP => 1);
@@ -144,34 +120,14 @@ print $big "$_ the quick brown fox " . ($_ * 7919 % 10007) . " jumps\n"
     for 1 .. 400_000;
 close $big;
 chmod 0644, "$dir/htdocs/big.txt";
-my $port = Apache::Test::vars('port') + 50;
-my $moddir = `apxs -q LIBEXECDIR`;
-chomp $moddir;
-my $user = $> == 0 ? "User nobody\nGroup nogroup\n" : '';
-spew("$dir/httpd.conf", <<"CONF");
-ServerRoot "$dir"
-ServerName 127.0.0.1
-Listen 127.0.0.1:$port
-PidFile "$dir/httpd.pid"
-ErrorLog "$dir/error_log"
-LogLevel warn
-$user
-LoadModule mpm_event_module $moddir/mod_mpm_event.so
-LoadModule authz_core_module $moddir/mod_authz_core.so
-LoadModule mime_module $moddir/mod_mime.so
-LoadModule status_module $moddir/mod_status.so
-LoadModule adaptive_deflate_module $ENV{ADF_MODULE}
-TypesConfig /etc/mime.types
+my $base = scratch_server($dir, 'event', <<"CONF",
+LoadModule status_module \@MODDIR\@/mod_status.so
 ServerLimit 1
 StartServers 1
 ThreadsPerChild 16
 MaxRequestWorkers 16
 MinSpareThreads 1
 MaxSpareThreads 16
-DocumentRoot "$dir/htdocs"
-<Directory "$dir/htdocs">
-    Require all granted
-</Directory>
 <Directory "$dir/htdocs/hide">
     AdaptiveDeflateLengthHiding 64
 </Directory>
@@ -184,16 +140,9 @@ AdaptiveDeflateLoadInterval 100ms
 AdaptiveDeflateCPUTarget 50
 AdaptiveDeflateCPULimit 95 90
 CONF
-my $httpd = $ENV{ADF_HTTPD} || '/usr/sbin/apache2';
-{
-    local $ENV{LD_PRELOAD} = "$dir/shim.so";
-    local $ENV{ADF_RNG_COUNT} = $count;
-    system($httpd, '-d', $dir, '-f', "$dir/httpd.conf", '-k', 'start') == 0
-        or die 'second server';
-}
-wait_for(sub { IO::Socket::INET->new("127.0.0.1:$port") }, 10);
+                           LD_PRELOAD => "$dir/shim.so",
+                           ADF_RNG_COUNT => $count);
 my $ua = Apache::TestRequest::user_agent();
-my $base = "http://127.0.0.1:$port";
 sub calls { my $c = slurp($count); return $c =~ tr/x// }
 sub effort {
     my $r = $ua->get("$base/adf-status?json");
@@ -254,7 +203,8 @@ my $peak0 = child_peak();
 # Three clients that ask for the big file and do not read it.
 my @stalled;
 for (1 .. 3) {
-    my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$port") or die;
+    my $s = IO::Socket::INET->new(PeerAddr => $base =~ s{^http://}{}r)
+        or die;
     print $s "GET /big.txt HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n";
     push @stalled, $s;
 }
@@ -275,5 +225,4 @@ ok t_cmp($peak < 32 * 1024 ? 1 : 0, 1,
          "3 concurrent responses of a 15 MB file: the child's peak grew by "
          . "$peak kB");
 
-system($httpd, '-d', $dir, '-f', "$dir/httpd.conf", '-k', 'stop');
-wait_for(sub { !-e "$dir/httpd.pid" }, 10);
+stop_scratch_server($dir);
