@@ -426,6 +426,10 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     }
     st->claimed = 1;
     memset(&d, 0, sizeof(d));
+    if (st->vary) {
+        /* Here, after mod_headers: its "Header set Vary" replaces. */
+        adf_merge_vary(r);
+    }
     if (st->sibling && adf_resp_no_transform(r)
         && r->status != HTTP_NOT_MODIFIED
         && (rv = adf_static_unswap(r, bb)) == APR_SUCCESS) {

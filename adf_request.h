@@ -14,6 +14,7 @@ typedef struct {
     apr_finfo_t plain_finfo;
     int claimed;            /* a filter instance owns this response */
     int looked;             /* the sibling swap was considered */
+    int vary;               /* ... and a sibling exists: the answer varies */
     int env_known;          /* env_off was read before we set no-gzip */
     int env_off;            /* the operator's no-gzip/no-adaptive-deflate */
 } adf_req_t;

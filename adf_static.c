@@ -18,13 +18,13 @@
  *    is still that inode, size, mtime and ctime.
  *  - Where precompressed serving applies to F, F.gz is not a resource of
  *    its own: a direct request for it (or a subrequest: MultiViews,
- *    mod_autoindex, SSI) is not found.  Authorising it "as F" instead
+ *    mod_autoindex, SSI) is not found; nor, anywhere, is a file that
+ *    adaptive-precompress marked.  Authorising it "as F" instead
  *    cannot replay every rule that protects F (main-request-only rules,
  *    path info, filters that F's bytes always pass through).
  */
 #include "adf_static.h"
 #include "adf_filter.h"
-#include "adf_headers.h"
 #include "adf_ident.h"
 #include "adf_request.h"
 #include "adf_shm.h"
@@ -244,13 +244,13 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
     in.length = r->finfo.size;
     in.budget = 1e9;        /* any budget: the coding is what counts */
     adf_policy_decide(&pc, &in, &d);
-    if (d.coding == ADF_IDENTITY) {
-        return;
+    if (d.coding == ADF_IDENTITY && !d.vary) {
+        return;     /* no request could have a sibling here */
     }
     /* Look in the order the client prefers (q-values, then ours) and take
      * the first usable sibling: one stat in the common case. */
     memcpy(left, pc.prefs, sizeof(left));
-    nleft = pc.nprefs;
+    nleft = d.coding == ADF_IDENTITY ? 0 : pc.nprefs;
     while (nleft && (c = adf_negotiate(&acc, left, nleft)) != ADF_IDENTITY) {
         for (i = 0; left[i] != c; i++) {
         }
@@ -261,7 +261,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
                           "serving sibling %s", path);
             adf_req_t *st = adf_req(r);
 
-            adf_merge_vary(r);
+            st->vary = 1;
             st->plain = r->filename;
             st->plain_finfo = r->finfo;
             st->sibling = c;
@@ -275,7 +275,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
      * have got it, so the answer varies. */
     for (i = 0; i < pc.nprefs; i++) {
         if (!checked[pc.prefs[i]] && sibling(r, pc.prefs[i], &path, &sfi)) {
-            adf_merge_vary(r);
+            adf_req(r)->vary = 1;
             break;
         }
     }
@@ -357,14 +357,20 @@ int adf_static_guard(request_rec *r)
     const char *stem;
     apr_finfo_t fi;
 
-    if (!adf_config_precompressed_used() || r->finfo.filetype != APR_REG
+    if (r->finfo.filetype != APR_REG
         || !(cd = adf_coding_by_ext(r->filename, strlen(r->filename)))) {
         return DECLINED;
     }
     stem = apr_pstrmemdup(r->pool, r->filename,
                           strlen(r->filename) - strlen(cd->ext));
-    if (apr_stat(&fi, stem, APR_FINFO_TYPE, r->pool) != APR_SUCCESS
-        || fi.filetype != APR_REG || !precompressed_for(r, stem, cd)) {
+    /* A file adaptive-precompress marked is a sibling wherever it is
+     * reached from (an Alias, another vhost, outside a <Location> that
+     * turns siblings on), and so is any F.gz where F's siblings are
+     * served. */
+    if (getxattr(r->filename, ADF_MARK_XATTR, NULL, 0) < 0
+        && (!adf_config_precompressed_used()
+            || apr_stat(&fi, stem, APR_FINFO_TYPE, r->pool) != APR_SUCCESS
+            || fi.filetype != APR_REG || !precompressed_for(r, stem, cd))) {
         return DECLINED;    /* a file of its own (an archive), not a sibling */
     }
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "%s is a sibling of %s: "

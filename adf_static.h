@@ -17,7 +17,8 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc);
 apr_status_t adf_static_unswap(request_rec *r, apr_bucket_brigade *bb);
 
 /* fixups hook: where precompressed serving applies to F, a request for
- * F.gz (F.br, ...) itself is not found. */
+ * F.gz (F.br, ...) itself is not found; nor is a file adaptive-precompress
+ * marked, wherever it is. */
 int adf_static_guard(request_rec *r);
 
 #endif /* ADF_STATIC_H */

@@ -22,32 +22,7 @@ make_path(map { "$a/$_" } qw(cgisrc pathinfo subreq scoped charset ntsib
                              ntadd etag cache fresh tool));
 make_path(map { "$root/guard/$_" } qw(ssi subst));
 my $orig = slurp("$root/index.html");
-my $old = time - 1000;
-
-sub page {
-    my ($file, $data, @codings) = @_;
-    spew($file, $data);
-    chmod 0644, $file;
-    utime $old, $old, $file;
-    make_sibling($file, $_) for @codings;
-}
-
-# The status and the body as a client would read it: decoded by its
-# Content-Encoding, or (a sibling sent as a file of its own) by its bytes.
-sub code_body {
-    my ($r) = @_;
-    my $b = decode_body($r) // $r->content;
-    if (!defined $r->header('Content-Encoding')) {
-        $b = gunzip_ok($b) // unbrotli($b) // $b;
-    }
-    return ($r->code, $b);
-}
-
-# ok() with a message (Apache::Test's ok takes an expected value second).
-sub holds {
-    my ($cond, $msg) = @_;
-    ok t_cmp($cond ? 'holds' : 'broken', 'holds', $msg);
-}
+my $old = old_time();
 
 # The sibling swap compresses at full effort; keep the controller idle.
 set_load(5);

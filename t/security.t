@@ -22,15 +22,6 @@ my $root = docroot();
 my $g = "$root/guard";
 make_path(map { "$g/$_" } qw(ssi subst cgi mv));
 my $orig = slurp("$root/index.html");
-my $old = time - 1000;
-
-sub page {
-    my ($file, $data, @codings) = @_;
-    spew($file, $data);
-    chmod 0644, $file;
-    utime $old, $old, $file;
-    make_sibling($file, $_) for @codings;
-}
 
 # ---- 3: a sibling is never readable where its file is not -----------------
 page("$g/README.md", "# internal notes\n" x 50, qw(gzip br));

@@ -8,7 +8,6 @@ use lib 't/lib';
 use Apache::Test;
 use Apache::TestUtil;
 use File::Temp qw(tempdir);
-use IO::Socket::INET;
 use JSON::PP ();
 use LWP::UserAgent ();
 use Time::HiRes qw(sleep time);
@@ -165,44 +164,20 @@ chmod 0755, $dir;
 my $load = "$dir/load";
 spew($load, "97\n");
 chmod($> == 0 ? 0600 : 0000, $load);
-my $port = Apache::Test::vars('port') + 50;
-my $moddir = `apxs -q LIBEXECDIR`;
-chomp $moddir;
 mkdir "$dir/htdocs";
 spew("$dir/htdocs/page.html", $page);
 chmod 0755, "$dir/htdocs";
 chmod 0644, "$dir/htdocs/page.html";
-my $user = $> == 0 ? "User nobody\nGroup nogroup\n" : '';
-spew("$dir/httpd.conf", <<"CONF");
-ServerRoot "$dir"
-ServerName 127.0.0.1
-Listen 127.0.0.1:$port
-PidFile "$dir/httpd.pid"
-ErrorLog "$dir/error_log"
-LogLevel warn
-$user
-LoadModule mpm_prefork_module $moddir/mod_mpm_prefork.so
-LoadModule authz_core_module $moddir/mod_authz_core.so
-LoadModule mime_module $moddir/mod_mime.so
-LoadModule adaptive_deflate_module $ENV{ADF_MODULE}
-TypesConfig /etc/mime.types
-DocumentRoot "$dir/htdocs"
-<Directory "$dir/htdocs">
-    Require all granted
-</Directory>
+my $url = scratch_server($dir, 'prefork', <<"CONF");
 LogFormat "%r level=%{adaptive_deflate_level}n reason=%{adaptive_deflate_reason}n" n
 CustomLog "$dir/notes" n
 AdaptiveDeflate On
 AdaptiveDeflateLoadSource file:$load
 AdaptiveDeflateLoadInterval 100ms
 CONF
-my $httpd = $ENV{ADF_HTTPD} || '/usr/sbin/apache2';
-system($httpd, '-d', $dir, '-f', "$dir/httpd.conf", '-k', 'start') == 0
-    or die 'second server';
-wait_for(sub { IO::Socket::INET->new("127.0.0.1:$port") }, 10);
 sleep 0.5;
 my $ua = Apache::TestRequest::user_agent();
-$r = $ua->get("http://127.0.0.1:$port/page.html", 'Accept-Encoding' => 'gzip');
+$r = $ua->get("$url/page.html", 'Accept-Encoding' => 'gzip');
 ok t_cmp(slurp("$dir/error_log"),
          qr/ADF00012: AdaptiveDeflateLoadSource: file \Q$load\E cannot be read by the user the children run as/,
          'an unreadable source is an error at start, naming it');
@@ -210,5 +185,4 @@ ok t_cmp(decode_body($r), $page);
 wait_for(sub { -s "$dir/notes" }, 5);
 ok t_cmp(slurp("$dir/notes"), qr{^GET /page.html \S+ level=1 reason=no-signal$}m,
          'and responses use the lowest level, not the maximum');
-system($httpd, '-d', $dir, '-f', "$dir/httpd.conf", '-k', 'stop');
-sleep 0.5;
+stop_scratch_server($dir);

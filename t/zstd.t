@@ -19,6 +19,10 @@ spew("$root/zst/page.html", $page);
 copy("$root/big.txt", "$root/zst/big.txt") or die "copy: $!";
 spew("$root/zst/sib.html", $page);
 chmod 0644, glob("$root/zst/*");
+# In the past: a file changed within the last second gets a weak ETag, a
+# second later a strong one (the HEAD below would see another tag).
+my $old = time - 1000;
+utime $old, $old, glob("$root/zst/*");
 make_sibling("$root/zst/sib.html", 'zstd');
 
 # ---- negotiation (server preference here: br zstd gzip) ----------------------

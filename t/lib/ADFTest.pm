@@ -6,6 +6,8 @@ use warnings FATAL => 'all';
 
 use Apache::Test ();
 use Apache::TestRequest ();
+use Apache::TestUtil ();
+use IO::Socket::INET ();
 use IO::Uncompress::Gunzip qw(gunzip $GunzipError);
 use File::Temp qw(tempfile);
 use Time::HiRes qw(sleep);
@@ -15,7 +17,8 @@ use Exporter 'import';
 our @EXPORT = qw(docroot fetch head gunzip_ok unbrotli unzstd decode_body slurp
                  spew gzip_xfl note_for set_load wait_for vary_count
                  serverroot compress_to make_sibling mark_sibling load_file
-                 idle);
+                 idle page old_time code_body holds scratch_server
+                 stop_scratch_server);
 
 sub docroot { Apache::Test::vars('documentroot') }
 sub serverroot { Apache::Test::vars('serverroot') }
@@ -181,6 +184,86 @@ sub vary_count {
         $n += () = $v =~ /accept-encoding/gi;
     }
     return $n;
+}
+
+# A time well in the past, the same for the whole test file: a file dated
+# so gets a strong ETag and no same-second edits.
+my $old = time - 1000;
+sub old_time { $old }
+
+# $file with $data, dated old_time(), and the siblings of @codings made
+# the way adaptive-precompress makes them.
+sub page {
+    my ($file, $data, @codings) = @_;
+    spew($file, $data);
+    chmod 0644, $file;
+    utime $old, $old, $file;
+    make_sibling($file, $_) for @codings;
+}
+
+# The status and the body as a client would read it: decoded by its
+# Content-Encoding, or (a sibling sent as a file of its own) by its bytes.
+sub code_body {
+    my ($r) = @_;
+    my $b = decode_body($r) // $r->content;
+    if (!defined $r->header('Content-Encoding')) {
+        $b = gunzip_ok($b) // unbrotli($b) // $b;
+    }
+    return ($r->code, $b);
+}
+
+# ok() with a message (Apache::Test's ok takes an expected value second).
+sub holds {
+    my ($cond, $msg) = @_;
+    Apache::Test::ok(Apache::TestUtil::t_cmp($cond ? 'holds' : 'broken',
+                                             'holds', $msg));
+}
+
+sub httpd_bin { $ENV{ADF_HTTPD} || '/usr/sbin/apache2' }
+
+# A server of a test's own beside the suite's, in $dir (its documents in
+# $dir/htdocs), under $mpm, with this module and $conf (@MODDIR@ is
+# httpd's module directory), started with the environment %env.  On
+# ADF_SCRATCH_PORT, or the suite's port + 50.  Returns its base URL.
+sub scratch_server {
+    my ($dir, $mpm, $conf, %env) = @_;
+    my $port = $ENV{ADF_SCRATCH_PORT} || Apache::Test::vars('port') + 50;
+    my $moddir = `apxs -q LIBEXECDIR`;
+    chomp $moddir;
+    $conf =~ s/\@MODDIR\@/$moddir/g;
+    my $user = $> == 0 ? "User nobody\nGroup nogroup\n" : '';
+    spew("$dir/httpd.conf", <<"CONF");
+ServerRoot "$dir"
+ServerName 127.0.0.1
+Listen 127.0.0.1:$port
+PidFile "$dir/httpd.pid"
+ErrorLog "$dir/error_log"
+LogLevel warn
+$user
+LoadModule mpm_${mpm}_module $moddir/mod_mpm_${mpm}.so
+LoadModule authz_core_module $moddir/mod_authz_core.so
+LoadModule mime_module $moddir/mod_mime.so
+LoadModule adaptive_deflate_module $ENV{ADF_MODULE}
+TypesConfig /etc/mime.types
+DocumentRoot "$dir/htdocs"
+<Directory "$dir/htdocs">
+    Require all granted
+</Directory>
+$conf
+CONF
+    {
+        local @ENV{keys %env} = values %env;
+        system(httpd_bin(), '-d', $dir, '-f', "$dir/httpd.conf", '-k',
+               'start') == 0 or die "scratch server in $dir";
+    }
+    wait_for(sub { IO::Socket::INET->new("127.0.0.1:$port") }, 10);
+    return "http://127.0.0.1:$port";
+}
+
+sub stop_scratch_server {
+    my ($dir) = @_;
+    system(httpd_bin(), '-d', $dir, '-f', "$dir/httpd.conf", '-k', 'stop');
+    wait_for(sub { !-e "$dir/httpd.pid" }, 10);
 }
 
 1;

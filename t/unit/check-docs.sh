@@ -22,6 +22,21 @@ for d in $code; do
             echo "FAIL: $d: no '$field' row in docs/directives.md"; fail=1
         fi
     done
+    # .htaccess exactly where the code allows it (DIR_CTX: FileInfo)
+    ctx=$(D=$d perl -0ne 'while (/AP_INIT_\w+\(\s*"(\w+)"\s*,\s*[^,]+,\s*[^,]+,\s*(\w+)/g) {
+                              print "$2\n" if $1 eq $ENV{D} }' "$top/adf_config.c")
+    row=$(printf '%s\n' "$section" | grep '^| Context |')
+    ovr=$(printf '%s\n' "$section" | grep '^| Override |')
+    case $ctx in
+    DIR_CTX) want_ht=yes want_ovr=FileInfo ;;
+    *) want_ht=no want_ovr=none ;;
+    esac
+    has_ht=no
+    case $row in *.htaccess*) has_ht=yes ;; esac
+    if [ "$has_ht" != "$want_ht" ] || ! printf '%s' "$ovr" | grep -q "| $want_ovr |"; then
+        echo "FAIL: $d: docs/directives.md says '$row' / '$ovr'; the code's context is ${ctx:-unknown}"
+        fail=1
+    fi
     if ! printf '%s\n' "$section" | grep -q '^```apache'; then
         echo "FAIL: $d: no example in docs/directives.md"; fail=1
     fi
