@@ -39,8 +39,8 @@ int adf_cgroup2_usage(const char *text, apr_uint64_t *usec);
 int adf_cgroup2_max(const char *text, double *cpus);
 /* cgroup v1 cfs quota and period (quota -1: unlimited -> *cpus = 0). */
 int adf_cgroup1_quota(const char *quota, const char *period, double *cpus);
-/* A single unsigned number (cgroup v1 cpuacct.usage, in ns). */
-int adf_parse_u64(const char *text, apr_uint64_t *v);
+/* cgroup v1 cpuacct.usage: a single unsigned number, in ns. */
+int adf_cgroup1_usage(const char *text, apr_uint64_t *ns);
 /* PSI "some avg10=..." (percent of time some task waited for a CPU). */
 int adf_psi_some_avg10(const char *text, double *pct);
 /* An operator's load file: one number 0..100, optional fraction, optional
@@ -60,8 +60,10 @@ typedef enum {
     ADF_SRC_FILE
 } adf_source_e;
 
-/* "auto", "cpus", "cgroup", "psi" or "file:PATH"; NULL or an error. */
-const char *adf_source_parse(apr_pool_t *p, const char *arg,
+/* AdaptiveDeflateLoadSource's value: "auto", "cpus", "cgroup", "psi" or
+ * "file:PATH".  A directive value, so adf_parse.h's convention: NULL, or
+ * an error message from p. */
+const char *adf_parse_source(apr_pool_t *p, const char *arg,
                              adf_source_e *src, const char **path);
 
 #endif /* ADF_LOAD_H */
