@@ -493,7 +493,7 @@ static const char *set_source(cmd_parms *cmd, void *cfg, const char *arg)
     if (err) {
         return err;
     }
-    if ((err = adf_source_parse(cmd->pool, arg, &src, &sc->load_path))) {
+    if ((err = adf_parse_source(cmd->pool, arg, &src, &sc->load_path))) {
         return fail(cmd, err);
     }
     if (sc->load_path) {

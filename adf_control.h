@@ -1,36 +1,12 @@
 /* The load controller and the cost model it steers with.  Pure: no httpd.
  *
- * Its output is a CPU budget per input byte (ns/B): each response may be
- * compressed on the rungs of its coding's efficient frontier whose cost
- * is within it (adf_policy.c mixes the two rungs around it).  Each
- * interval, from what the interval showed:
- *   U   the load (percent of the CPU this server may use, PSI added),
- *   Uc  what compression cost (bytes compressed per rung x learned cost),
- *   E   the bytes that could have been compressed,
- * the budget that would have put the load on the goal G is
- *   B* = (G - (U - Uc)) x capacity / (E x w)
- * (compression's spend is B x E x w, w the mean weight of the bytes, and
- * the rest of the load does not move with it).  The goal is the CPU
- * target T; when the bytes go to clients whose path is slower than the
- * dearest compression (the share v of them), compressing costs them
- * nothing they would not wait for anyway, and the goal rises toward the
- * middle of the limit's ON and OFF marks (5 points below the trip, by
- * default): G = T + ((ON + OFF) / 2 - T) x v.  With a bandwidth target
- * the operator says bytes matter as egress approaches it: the target T
- * counts from a quarter at half the rate to whole at the rate.  B follows B* in log space: at once a long way down when the
- * load rises, half the way up per interval when it falls.  The CPU
- * limit's OFF/ON marks stay as a safety net.  A fresh controller starts
- * at a cheap budget, not the maximum.  docs/internals.md has the why.
- *
- * The cost model: per rung (coding, level, streamed or whole body), the
- * CPU ns per input byte and the output/input ratio.  Priors come with the
- * backends (measured on a web page).  Absolute measures depend on the
- * content (random base64 and HTML differ tenfold in ratio), so they are
- * learned relative: the machine's speed as one factor per coding and
- * kind (measured / prior, over the rungs in use), and per rung only its
- * deviation from the others used in the same interval, which saw the
- * same traffic (the rungs being mixed).  The frontier's shape is the
- * priors' times those deviations.
+ * Each interval it turns what the interval showed (the load, what
+ * compression cost, the bytes that could have been compressed) into a CPU
+ * budget per input byte (ns/B), which adf_policy.c spends on the efficient
+ * frontier of a coding's levels; the model says what each level (rung)
+ * costs and gives, from the backends' priors and what it learned here.
+ * The derivation and the reasons for each choice: docs/internals.md,
+ * "The controller".
  */
 #ifndef ADF_CONTROL_H
 #define ADF_CONTROL_H

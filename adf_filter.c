@@ -120,7 +120,15 @@ void adf_insert_filter(request_rec *r)
         apr_table_setn(r->subprocess_env, "no-brotli", "1");
         adf_add_filter(r);
     }
-    else if (adf_conf_precompressed(dc) && !has_filter(r)) {
+    else if (has_filter(r)) {
+        if (!adf_conf_precompressed(dc)) {
+            /* ADAPTIVE_DEFLATE set by hand (SetOutputFilter,
+             * AddOutputFilter) where the fixup did not look: its ETags
+             * revalidate too. */
+            adf_strip_conditionals(r);
+        }
+    }
+    else if (adf_conf_precompressed(dc)) {
         /* Its init function looks for a sibling once every filter is in. */
         ap_add_output_filter_handle(frec, &siblings_only, r, r->connection);
     }

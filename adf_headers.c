@@ -173,21 +173,14 @@ static const char *strip_suffixes(apr_pool_t *p, const char *value,
     return out;
 }
 
-int adf_fixup_conditionals(request_rec *r)
+void adf_strip_conditionals(request_rec *r)
 {
     static const char *const hdrs[] = { "If-None-Match", "If-Match" };
-    const adf_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
-                                                    &adaptive_deflate_module);
     const char *ae = apr_table_get(r->headers_in, "Accept-Encoding");
     adf_accept_t acc;
     int i, parsed = 0;
 
-    /* Elsewhere no tag of ours was handed out: the header goes to the
-     * handler (a CGI, a proxied backend) exactly as the client sent it. */
-    if (!ae || (!adf_conf_enabled(dc) && !adf_conf_precompressed(dc))) {
-        return DECLINED;
-    }
-    for (i = 0; i < 2; i++) {
+    for (i = 0; ae && i < 2; i++) {
         const char *v = apr_table_get(r->headers_in, hdrs[i]);
         if (v && strstr(v, "-ad-")) {
             if (!parsed) {
@@ -197,6 +190,19 @@ int adf_fixup_conditionals(request_rec *r)
             apr_table_setn(r->headers_in, hdrs[i],
                            strip_suffixes(r->pool, v, &acc));
         }
+    }
+}
+
+int adf_fixup_conditionals(request_rec *r)
+{
+    const adf_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
+                                                    &adaptive_deflate_module);
+
+    /* Elsewhere no tag of ours was handed out (unless the filter is set
+     * by hand: adf_insert_filter): the header goes to the handler (a CGI,
+     * a proxied backend) exactly as the client sent it. */
+    if (adf_conf_enabled(dc) || adf_conf_precompressed(dc)) {
+        adf_strip_conditionals(r);
     }
     return DECLINED;
 }

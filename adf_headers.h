@@ -32,9 +32,13 @@ const char *adf_declared_encoding(const request_rec *r);
  * one of ours. */
 void adf_suffix_etag(request_rec *r, adf_coding_e c, int sibling);
 
-/* fixups hook: where this module may answer with a compressed
- * representation, let If-None-Match / If-Match carrying its ETag match
- * the handler's own (httpd bug 45023). */
+/* Let If-None-Match / If-Match carrying the ETag of a compressed
+ * representation match the handler's own (httpd bug 45023): our
+ * suffixes are stripped for the codings this client accepts. */
+void adf_strip_conditionals(request_rec *r);
+
+/* fixups hook: adf_strip_conditionals where this module may answer with
+ * a compressed representation. */
 int adf_fixup_conditionals(request_rec *r);
 
 #endif /* ADF_HEADERS_H */

@@ -251,11 +251,16 @@ int adf_cgroup1_quota(const char *quota, const char *period, double *cpus)
     return 0;
 }
 
-int adf_parse_u64(const char *text, apr_uint64_t *v)
+int adf_cgroup1_usage(const char *text, apr_uint64_t *ns)
 {
-    const char *e = adf_scan_u64(skip_blanks(text), v);
+    apr_uint64_t v;
+    const char *e = adf_scan_u64(skip_blanks(text), &v);
 
-    return e && at_end(e) ? 0 : -1;
+    if (!e || !at_end(e)) {
+        return -1;
+    }
+    *ns = v;
+    return 0;
 }
 
 int adf_psi_some_total(const char *text, apr_uint64_t *usec)
@@ -330,7 +335,7 @@ int adf_cgroup_self(apr_pool_t *p, const char *text, const char *controller,
     return 0;
 }
 
-const char *adf_source_parse(apr_pool_t *p, const char *arg,
+const char *adf_parse_source(apr_pool_t *p, const char *arg,
                              adf_source_e *src, const char **path)
 {
     *path = NULL;

@@ -42,8 +42,8 @@ int adf_cgroup2_usage(const char *text, apr_uint64_t *usec);
 int adf_cgroup2_max(const char *text, double *cpus);
 /* cgroup v1 cfs quota and period (quota -1: unlimited -> *cpus = 0). */
 int adf_cgroup1_quota(const char *quota, const char *period, double *cpus);
-/* A single unsigned number (cgroup v1 cpuacct.usage, in ns). */
-int adf_parse_u64(const char *text, apr_uint64_t *v);
+/* cgroup v1 cpuacct.usage: a single unsigned number, in ns. */
+int adf_cgroup1_usage(const char *text, apr_uint64_t *ns);
 /* PSI "some ... total=N": microseconds some task waited for a CPU, since
  * boot (per-interval deltas give a fresh share; avg10 lags ten seconds). */
 int adf_psi_some_total(const char *text, apr_uint64_t *usec);
@@ -64,8 +64,10 @@ typedef enum {
     ADF_SRC_FILE
 } adf_source_e;
 
-/* "auto", "cpus", "cgroup", "psi" or "file:PATH"; NULL or an error. */
-const char *adf_source_parse(apr_pool_t *p, const char *arg,
+/* AdaptiveDeflateLoadSource's value: "auto", "cpus", "cgroup", "psi" or
+ * "file:PATH".  A directive value, so adf_parse.h's convention: NULL, or
+ * an error message from p. */
+const char *adf_parse_source(apr_pool_t *p, const char *arg,
                              adf_source_e *src, const char **path);
 
 #endif /* ADF_LOAD_H */

@@ -116,52 +116,12 @@ static int parse_element(const char *s, const char *end, const char **tok,
     return 1;
 }
 
-static void note_q(int *slot, int q)
-{
-    if (q > *slot) {
-        *slot = q;
-    }
-}
+/* The one comma-list tokenizer: calls fn for each well-formed element of
+ * list (token, its length, its q) until fn returns 0. */
+typedef int (*element_fn)(void *baton, const char *tok, apr_size_t len,
+                          int q);
 
-void adf_accept_parse(const char *value, adf_accept_t *acc)
-{
-    const char *s = value;
-    int i;
-
-    for (i = 0; i < ADF_NCODINGS; i++) {
-        acc->q[i] = -1;
-    }
-    acc->star = -1;
-    if (!value) {
-        /* No header: only identity is acceptable. */
-        return;
-    }
-    while (*s) {
-        const char *end = s, *tok;
-        apr_size_t len;
-        int q;
-
-        while (*end && *end != ',') {
-            end++;
-        }
-        if (parse_element(s, end, &tok, &len, &q)) {
-            const adf_coding_t *d = adf_coding_by_token(tok, len);
-
-            if (d) {
-                note_q(&acc->q[d->id], q);
-            }
-            else if (token_is(tok, len, "identity")) {
-                note_q(&acc->q[ADF_IDENTITY], q);
-            }
-            else if (token_is(tok, len, "*")) {
-                note_q(&acc->star, q);
-            }
-        }
-        s = *end ? end + 1 : end;
-    }
-}
-
-int adf_list_has(const char *list, const char *token)
+static void each_element(const char *list, element_fn fn, void *baton)
 {
     const char *s = list;
 
@@ -173,12 +133,69 @@ int adf_list_has(const char *list, const char *token)
         while (*end && *end != ',') {
             end++;
         }
-        if (parse_element(s, end, &tok, &len, &q) && token_is(tok, len, token)) {
-            return 1;
+        if (parse_element(s, end, &tok, &len, &q) && !fn(baton, tok, len, q)) {
+            return;
         }
         s = *end ? end + 1 : end;
     }
-    return 0;
+}
+
+static void note_q(int *slot, int q)
+{
+    if (q > *slot) {
+        *slot = q;
+    }
+}
+
+static int accept_element(void *baton, const char *tok, apr_size_t len,
+                          int q)
+{
+    adf_accept_t *acc = baton;
+    const adf_coding_t *d = adf_coding_by_token(tok, len);
+
+    if (d) {
+        note_q(&acc->q[d->id], q);
+    }
+    else if (token_is(tok, len, "identity")) {
+        note_q(&acc->q[ADF_IDENTITY], q);
+    }
+    else if (token_is(tok, len, "*")) {
+        note_q(&acc->star, q);
+    }
+    return 1;
+}
+
+void adf_accept_parse(const char *value, adf_accept_t *acc)
+{
+    int i;
+
+    for (i = 0; i < ADF_NCODINGS; i++) {
+        acc->q[i] = -1;
+    }
+    acc->star = -1;
+    /* No header (value NULL): only identity is acceptable. */
+    each_element(value, accept_element, acc);
+}
+
+typedef struct {
+    const char *token;
+    int found;
+} find_t;
+
+static int find_element(void *baton, const char *tok, apr_size_t len, int q)
+{
+    find_t *f = baton;
+
+    f->found = token_is(tok, len, f->token);
+    return !f->found;
+}
+
+int adf_list_has(const char *list, const char *token)
+{
+    find_t f = { token, 0 };
+
+    each_element(list, find_element, &f);
+    return f.found;
 }
 
 int adf_accept_q(const adf_accept_t *acc, adf_coding_e c)

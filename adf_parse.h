@@ -1,8 +1,11 @@
 /* Strict parsers for directive values.  Pure: no httpd, only APR.
  *
- * Each returns NULL on success or an error message allocated from p that
- * says what was wrong with the value (the caller adds the directive name;
- * httpd adds the file and line).
+ * Each adf_parse_* returns NULL on success or an error message allocated
+ * from p that says what was wrong with the value (the caller adds the
+ * directive name; httpd adds the file and line).  The other conventions
+ * of libadf: parsers of what the kernel or a file says (adf_load.h's,
+ * adf_mark_parse) return 0 or -1; adf_scan_* return where they stopped,
+ * or NULL.
  */
 #ifndef ADF_PARSE_H
 #define ADF_PARSE_H

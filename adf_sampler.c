@@ -127,7 +127,7 @@ static int find_cgroup(apr_pool_t *p, adf_sampler_t *s)
                 const char *t, *q, *per;
                 apr_uint64_t u;
 
-                if (!(t = slurp(s, usage)) || adf_parse_u64(t, &u)) {
+                if (!(t = slurp(s, usage)) || adf_cgroup1_usage(t, &u)) {
                     continue;
                 }
                 s->cg_usage = usage;
@@ -356,7 +356,7 @@ int adf_sampler_read(adf_sampler_t *s, apr_time_t now, adf_delta_t *prev,
             return -1;
         }
         failed = s->cg_v2 ? adf_cgroup2_usage(t, &usage)
-                          : adf_parse_u64(t, &usage);
+                          : adf_cgroup1_usage(t, &usage);
         if (failed) {
             bad(s, s->cg_usage);
             return -1;

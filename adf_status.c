@@ -1,14 +1,18 @@
 /* Status: what the controller is doing and what the module did since the
- * server started.  HTML (self-contained: inline style and script, no
- * external assets) or, with "?json", the same figures as JSON. */
+ * server started, from one snapshot (adf_shm_stats) in three forms: an
+ * HTML page that draws itself from the JSON (adf_status.html, compiled
+ * in), "?json", and "?metrics", the Prometheus text format 0.0.4.
+ * docs/monitoring.md describes every figure. */
 #include "adf_status.h"
 #include "adf_config.h"
 #include "adf_shm.h"
+#include "adf_status_html.h"    /* adf_status_page[], made by make */
 
 #include <apr_strings.h>
 #include <http_protocol.h>
 #include <mod_status.h>
 
+#include <stdio.h>
 #include <string.h>
 
 /* A JSON string: quotes, backslashes and control characters escaped
@@ -67,29 +71,141 @@ static void json_num(request_rec *r, double v)
     }
 }
 
-static void json_counts(request_rec *r, const char *name,
-                        const apr_uint64_t *v)
-{
-    const char *sep = "";
-    int c;
+/* ---- the counters, once ------------------------------------------------- */
 
-    ap_rprintf(r, ",\"%s\":{", name);
-    FOR_CODINGS(c) {
-        ap_rprintf(r, "%s\"%s\":%" APR_UINT64_T_FMT, sep,
-                   adf_coding_name((adf_coding_e)c), v[c]);
-        sep = ",";
+/* Every counter of adf_stats_t, for both the JSON and the metrics: a
+ * counter added there needs one line here. */
+typedef enum {
+    BY_NONE,            /* one number */
+    BY_CODING,          /* [ADF_NCODINGS] */
+    BY_REASON,          /* [ADF_NREASONS] */
+    BY_LEVEL            /* [ADF_NCODINGS][ADF_NLEVELS] */
+} by_e;
+
+typedef struct {
+    const char *json;   /* key in ?json */
+    const char *metric; /* adaptive_deflate_<metric>_total; NULL: JSON only */
+    by_e by;
+    apr_size_t at;      /* offset in adf_stats_t */
+    const char *help;
+} counter_t;
+
+#define AT(field) APR_OFFSETOF(adf_stats_t, field)
+
+static const counter_t counters[] = {
+    /* In the metrics, the sum of responses_total over its reasons. */
+    { "responses", NULL, BY_NONE, AT(responses), NULL },
+    { "compressed", "compressed_responses", BY_CODING, AT(coded),
+      "Responses compressed on the fly." },
+    { "reasons", "responses", BY_REASON, AT(reasons),
+      "Responses with a body, by why they were or were not compressed "
+      "(the adaptive_deflate_reason note)." },
+    { "bytes_in", "input_bytes", BY_CODING, AT(bytes_in),
+      "Bytes compressed on the fly, before compression." },
+    { "bytes_out", "output_bytes", BY_CODING, AT(bytes_out),
+      "The same responses' bytes after compression." },
+    { "levels", "level_responses", BY_LEVEL, AT(levels),
+      "Responses compressed on the fly, by level." },
+    { "siblings", "sibling_responses", BY_CODING, AT(siblings),
+      "Precompressed siblings served." },
+    { "egress_bytes", "egress_bytes", BY_NONE, AT(egress),
+      "Response body bytes sent, compressed or not." },
+    { "stale_siblings", "stale_siblings", BY_NONE, AT(stale),
+      "Precompressed siblings ignored because they were not fresh." },
+};
+
+static const apr_uint64_t *counter_of(const adf_stats_t *st,
+                                      const counter_t *ct)
+{
+    return (const apr_uint64_t *)((const char *)st + ct->at);
+}
+
+/* ---- the cost model ----------------------------------------------------- */
+
+static const char *const kinds[ADF_NCLASSES] = { "streamed", "whole" };
+
+typedef struct {
+    int level;
+    double cost;        /* ns per byte */
+    double ratio;       /* output / input */
+    int frontier;       /* on the efficient frontier */
+} rung_t;
+
+/* What the model believes of each level of coding c for a kind of body,
+ * and which levels are on the frontier; the number of levels. */
+static int model_rungs(const adf_stats_t *st, const adf_policy_conf_t *pc,
+                       adf_coding_e c, int kind, rung_t *out)
+{
+    const adf_coding_t *d = adf_coding(c);
+    adf_point_t pts[ADF_NLEVELS + 1];
+    int n = adf_frontier(&st->model, c, kind, pc->level_min[c],
+                         pc->level_max[c], pts), l, i, k = 0;
+
+    for (l = d->min_level; l <= d->max_level; l++, k++) {
+        out[k].level = l;
+        out[k].frontier = 0;
+        adf_model_rung(&st->model, c, l, kind, &out[k].cost, &out[k].ratio);
+        for (i = 0; i < n; i++) {
+            out[k].frontier |= pts[i].level == l;
+        }
     }
-    ap_rputs("}", r);
+    return k;
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static void json_counter(request_rec *r, const adf_stats_t *st,
+                         const counter_t *ct)
+{
+    const apr_uint64_t *v = counter_of(st, ct);
+    const char *sep = "", *lsep;
+    int c, l;
+
+    ap_rprintf(r, ",\"%s\":", ct->json);
+    switch (ct->by) {
+    case BY_NONE:
+        ap_rprintf(r, "%" APR_UINT64_T_FMT, v[0]);
+        return;
+    case BY_REASON:
+        for (l = 0; l < ADF_NREASONS; l++) {
+            ap_rprintf(r, "%s\"%s\":%" APR_UINT64_T_FMT, l ? "," : "{",
+                       adf_reason_name((adf_reason_e)l), v[l]);
+        }
+        ap_rputs("}", r);
+        return;
+    case BY_CODING:
+    case BY_LEVEL:
+        ap_rputs("{", r);
+        FOR_CODINGS(c) {
+            ap_rprintf(r, "%s\"%s\":", sep, adf_coding_name((adf_coding_e)c));
+            sep = ",";
+            if (ct->by == BY_CODING) {
+                ap_rprintf(r, "%" APR_UINT64_T_FMT, v[c]);
+                continue;
+            }
+            /* the levels in use only */
+            ap_rputs("{", r);
+            for (l = 0, lsep = ""; l < ADF_NLEVELS; l++) {
+                if (v[c * ADF_NLEVELS + l]) {
+                    ap_rprintf(r, "%s\"%d\":%" APR_UINT64_T_FMT, lsep, l,
+                               v[c * ADF_NLEVELS + l]);
+                    lsep = ",";
+                }
+            }
+            ap_rputs("}", r);
+        }
+        ap_rputs("}", r);
+        return;
+    }
 }
 
 /* What the model believes of each level (ns per byte, ratio), and
  * which levels are on the frontier, per coding and kind of body. */
-static void send_model(request_rec *r, const adf_stats_t *st,
+static void json_model(request_rec *r, const adf_stats_t *st,
                        const adf_policy_conf_t *pc)
 {
-    static const char *const kinds[ADF_NCLASSES] = { "streamed", "whole" };
     const char *sep = "";
-    int c, k, l, i;
+    int c, k, i, n;
 
     ap_rputs(",\"model\":{", r);
     FOR_CODINGS(c) {
@@ -97,26 +213,15 @@ static void send_model(request_rec *r, const adf_stats_t *st,
                    adf_coding_name((adf_coding_e)c), st->model.scale[c][0],
                    st->model.scale[c][1]);
         for (k = 0; k < ADF_NCLASSES; k++) {
-            adf_point_t pts[ADF_NLEVELS + 1];
-            int n = adf_frontier(&st->model, (adf_coding_e)c, k,
-                                 pc->level_min[c], pc->level_max[c], pts);
-            const char *lsep = "";
+            rung_t rungs[ADF_NLEVELS];
 
+            n = model_rungs(st, pc, (adf_coding_e)c, k, rungs);
             ap_rprintf(r, ",\"%s\":[", kinds[k]);
-            for (l = adf_coding((adf_coding_e)c)->min_level;
-                 l <= adf_coding((adf_coding_e)c)->max_level; l++) {
-                double cost, ratio;
-                int on = 0;
-
-                adf_model_rung(&st->model, (adf_coding_e)c, l, k, &cost,
-                               &ratio);
-                for (i = 0; i < n; i++) {
-                    on |= pts[i].level == l;
-                }
+            for (i = 0; i < n; i++) {
                 ap_rprintf(r, "%s{\"level\":%d,\"ns_per_byte\":%.3f,"
-                           "\"ratio\":%.4f,\"frontier\":%s}", lsep, l,
-                           cost, ratio, on ? "true" : "false");
-                lsep = ",";
+                           "\"ratio\":%.4f,\"frontier\":%s}", i ? "," : "",
+                           rungs[i].level, rungs[i].cost, rungs[i].ratio,
+                           rungs[i].frontier ? "true" : "false");
             }
             ap_rputs("]", r);
         }
@@ -129,7 +234,7 @@ static void send_model(request_rec *r, const adf_stats_t *st,
 static void send_json(request_rec *r, const adf_stats_t *st,
                       const adf_policy_conf_t *pc)
 {
-    int i, l, c, first;
+    int i, c;
     const char *sep;
     apr_time_t now = apr_time_now();
 
@@ -170,35 +275,11 @@ static void send_json(request_rec *r, const adf_stats_t *st,
                                                       &st->load));
         sep = ",";
     }
-    ap_rprintf(r, "},\"responses\":%" APR_UINT64_T_FMT, st->responses);
-    json_counts(r, "compressed", st->coded);
-    ap_rputs(",\"reasons\":{", r);
-    for (i = 0; i < ADF_NREASONS; i++) {
-        ap_rprintf(r, "%s\"%s\":%" APR_UINT64_T_FMT, i ? "," : "",
-                   adf_reason_name((adf_reason_e)i), st->reasons[i]);
-    }
     ap_rputs("}", r);
-    json_counts(r, "bytes_in", st->bytes_in);
-    json_counts(r, "bytes_out", st->bytes_out);
-    ap_rputs(",\"levels\":{", r);
-    sep = "";
-    FOR_CODINGS(c) {
-        ap_rprintf(r, "%s\"%s\":{", sep, adf_coding_name((adf_coding_e)c));
-        for (l = 0, first = 1; l < ADF_NLEVELS; l++) {
-            if (st->levels[c][l]) {
-                ap_rprintf(r, "%s\"%d\":%" APR_UINT64_T_FMT, first ? "" : ",",
-                           l, st->levels[c][l]);
-                first = 0;
-            }
-        }
-        ap_rputs("}", r);
-        sep = ",";
+    for (i = 0; i < (int)(sizeof(counters) / sizeof(counters[0])); i++) {
+        json_counter(r, st, &counters[i]);
     }
-    ap_rputs("}", r);
-    json_counts(r, "siblings", st->siblings);
-    ap_rprintf(r, ",\"egress_bytes\":%" APR_UINT64_T_FMT, st->egress);
-    send_model(r, st, pc);
-    ap_rprintf(r, ",\"stale_siblings\":%" APR_UINT64_T_FMT, st->stale);
+    json_model(r, st, pc);
     ap_rputs(",\"history\":[", r);
     for (i = 0; i < st->nhistory; i++) {
         const adf_sample_t *h = &st->history[i];
@@ -212,92 +293,213 @@ static void send_json(request_rec *r, const adf_stats_t *st,
     ap_rputs("]}\n", r);
 }
 
-/* The page draws itself from ?json, so HTML and JSON never disagree. */
-static const char page[] =
-"<!DOCTYPE html>\n"
-"<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-"<title>mod_adaptive_deflate status</title>\n"
-"<style>\n"
-"body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}\n"
-"h1{font-size:1.3em}table{border-collapse:collapse;margin:.5em 0 1.5em}\n"
-"td,th{border:1px solid #ccc;padding:.2em .6em;text-align:right}\n"
-"th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}\n"
-".k{display:inline-block;margin-right:2em}.k b{font-size:1.6em}\n"
-"svg{border:1px solid #ccc;background:#fff}\n"
-".raw{stroke:#bbb}.ema{stroke:#d33}.eff{stroke:#282}.lim{fill:#fdd}\n"
-"</style></head>\n"
-"<body data-chart=\"pending\">\n"
-"<h1>mod_adaptive_deflate</h1>\n"
-"<div id=\"keys\">loading&hellip;</div>\n"
-"<h2>Load and effort, last minutes</h2>\n"
-"<svg id=\"chart\" width=\"720\" height=\"240\" viewBox=\"0 0 720 240\" "
-"role=\"img\" aria-label=\"load and effort\"></svg>\n"
-"<p><span style=\"color:#bbb\">&#9632;</span> load sample "
-"<span style=\"color:#d33\">&#9632;</span> smoothed load "
-"<span style=\"color:#282\">&#9632;</span> effort (100 = maximum level)"
-"</p>\n"
-"<div id=\"tables\"></div>\n"
-"<p><a href=\"?json\">JSON</a></p>\n"
-"<script>\n"
-"'use strict';\n"
-"window.onerror=function(m){document.body.dataset.chart='error: '+m;};\n"
-"function esc(s){return String(s).replace(/[&<>\"]/g,function(c){"
-"return '&#'+c.charCodeAt(0)+';';});}\n"
-"function row(cells,th){return '<tr>'+cells.map(function(c){"
-"return (th?'<th>':'<td>')+esc(c)+(th?'</th>':'</td>');}).join('')+'</tr>';}\n"
-"function table(head,rows){return '<table>'+row(head,1)+"
-"rows.map(function(r){return row(r);}).join('')+'</table>';}\n"
-"function pct(v){return v===null?'-':v.toFixed(1)+' %';}\n"
-"function draw(d){\n"
-" var svg=document.getElementById('chart'),W=720,H=240,span=0,h=d.history;\n"
-" if(h.length){span=Math.max(60,-h[0][0]);}\n"
-" function x(t){return W+t*W/(span||60);}\n"
-" function y(v){return H-v*H/100;}\n"
-" function line(i,cls,scale){var p=h.filter(function(s){return s[i]!==null;})"
-".map(function(s){return x(s[0]).toFixed(1)+','+y(s[i]*scale).toFixed(1);});"
-"return '<polyline class=\"'+cls+'\" fill=\"none\" stroke-width=\"2\" "
-"points=\"'+p.join(' ')+'\"/>';}\n"
-" var g='';[25,50,75].forEach(function(v){g+='<line x1=\"0\" x2=\"'+W+"
-"'\" y1=\"'+y(v)+'\" y2=\"'+y(v)+'\" stroke=\"#eee\"/>';});\n"
-" g+='<line x1=\"0\" x2=\"'+W+'\" y1=\"'+y(d.load.target)+'\" y2=\"'+"
-"y(d.load.target)+'\" stroke=\"#d33\" stroke-dasharray=\"4 4\"/>';\n"
-" svg.innerHTML=g+line(1,'raw',1)+line(2,'ema',1)+line(3,'eff',100);\n"
-"}\n"
-"function render(d){\n"
-" var L=d.load,k='';\n"
-" k+='<span class=\"k\">load <b>'+pct(L.raw)+'</b></span>';\n"
-" k+='<span class=\"k\">smoothed <b>'+pct(L.smoothed)+'</b></span>';\n"
-" k+='<span class=\"k\">effort <b>'+(L.effort*100).toFixed(0)+'</b></span>';\n"
-" Object.keys(d.level).forEach(function(n){k+='<span class=\"k\">'+esc(n)+"
-"' level <b>'+(d.level[n]===null?'-':d.level[n].toFixed(1))+'</b></span>';});\n"
-" if(L.limited){k+='<span class=\"k\"><b>CPU limit: not compressing</b>"
-"</span>';}\n"
-" k+='<p>source: '+esc(L.source)+', every '+L.interval_ms+' ms; target '+"
-"L.target+' %, limit '+L.limit_off+'/'+L.limit_on+' %; up '+d.uptime+' s</p>';\n"
-" document.getElementById('keys').innerHTML=k;\n"
-" var c=Object.keys(d.compressed),t='';\n"
-" t+='<h2>Responses: '+d.responses+'</h2>';\n"
-" t+=table(['coding','compressed','bytes in','bytes out','ratio','siblings'],"
-"c.map(function(n){var i=d.bytes_in[n],o=d.bytes_out[n];return [n,"
-"d.compressed[n],i,o,i?(100*o/i).toFixed(1)+' %':'-',d.siblings[n]];}));\n"
-" t+=table(['reason','responses'],Object.keys(d.reasons).map(function(r){"
-"return [r,d.reasons[r]];}));\n"
-" var lv=[];c.forEach(function(n){Object.keys(d.levels[n]).forEach("
-"function(l){if(lv.indexOf(+l)<0){lv.push(+l);}});});lv.sort(function(a,b){"
-"return a-b;});\n"
-" t+=table(['coding'].concat(lv.map(String)),c.map(function(n){return [n]"
-".concat(lv.map(function(l){return d.levels[n][l]||0;}));}));\n"
-" t+='<p>stale siblings ignored: '+d.stale_siblings+'</p>';\n"
-" document.getElementById('tables').innerHTML=t;\n"
-" draw(d);document.body.dataset.chart='ok';\n"
-"}\n"
-"function poll(){fetch('?json',{cache:'no-store'}).then(function(r){"
-"return r.json();}).then(function(d){render(d);setTimeout(poll,"
-"Math.max(1000,d.load.interval_ms));}).catch(function(e){"
-"document.body.dataset.chart='error: '+e;setTimeout(poll,5000);});}\n"
-"poll();\n"
-"</script>\n"
-"</body></html>\n";
+/* ---- Prometheus text format 0.0.4 --------------------------------------- */
+
+#define PROM_TYPE "text/plain; version=0.0.4; charset=utf-8"
+#define PROM_PREFIX "adaptive_deflate_"
+
+/* A label value: backslash, double quote and line feed escaped. */
+static const char *prom_label(apr_pool_t *p, const char *v)
+{
+    char *out = apr_palloc(p, 2 * strlen(v ? v : "") + 1), *o = out;
+
+    for (; v && *v; v++) {
+        if (*v == '\\' || *v == '"') {
+            *o++ = '\\';
+            *o++ = *v;
+        }
+        else if (*v == '\n') {
+            *o++ = '\\';
+            *o++ = 'n';
+        }
+        else {
+            *o++ = *v;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+static void prom_family(request_rec *r, const char *name, const char *type,
+                        const char *help)
+{
+    ap_rprintf(r, "# HELP " PROM_PREFIX "%s %s\n# TYPE " PROM_PREFIX "%s %s\n",
+               name, help, name, type);
+}
+
+/* One sample; labels is "" or "{name=\"value\",...}".  C's %g, not
+ * APR's, which writes 0.8 as ".8". */
+static void prom_value(request_rec *r, const char *name, const char *labels,
+                       double v)
+{
+    char num[32];
+
+    snprintf(num, sizeof(num), "%.10g", v);
+    ap_rprintf(r, PROM_PREFIX "%s%s %s\n", name, labels, num);
+}
+
+/* A gauge of one sample; none while v is negative (no reading yet). */
+static void prom_gauge(request_rec *r, const char *name, const char *help,
+                       double v)
+{
+    prom_family(r, name, "gauge", help);
+    if (v >= 0) {
+        prom_value(r, name, "", v);
+    }
+}
+
+static void prom_counter(request_rec *r, const adf_stats_t *st,
+                         const counter_t *ct)
+{
+    const apr_uint64_t *v = counter_of(st, ct);
+    const char *name = apr_pstrcat(r->pool, ct->metric, "_total", NULL);
+    int c, l;
+
+    prom_family(r, name, "counter", ct->help);
+    switch (ct->by) {
+    case BY_NONE:
+        ap_rprintf(r, PROM_PREFIX "%s %" APR_UINT64_T_FMT "\n", name, v[0]);
+        break;
+    case BY_REASON:
+        for (l = 0; l < ADF_NREASONS; l++) {
+            ap_rprintf(r, PROM_PREFIX "%s{reason=\"%s\"} %" APR_UINT64_T_FMT
+                       "\n", name, adf_reason_name((adf_reason_e)l), v[l]);
+        }
+        break;
+    case BY_CODING:
+        FOR_CODINGS(c) {
+            ap_rprintf(r, PROM_PREFIX "%s{coding=\"%s\"} %" APR_UINT64_T_FMT
+                       "\n", name, adf_coding_name((adf_coding_e)c), v[c]);
+        }
+        break;
+    case BY_LEVEL:
+        /* every level of the coding: series that exist from the start */
+        FOR_CODINGS(c) {
+            const adf_coding_t *d = adf_coding((adf_coding_e)c);
+
+            for (l = d->min_level; l <= d->max_level; l++) {
+                ap_rprintf(r, PROM_PREFIX "%s{coding=\"%s\",level=\"%d\"} %"
+                           APR_UINT64_T_FMT "\n", name, d->token, l,
+                           v[c * ADF_NLEVELS + l]);
+            }
+        }
+        break;
+    }
+}
+
+/* One of the model's figures for every rung: 0 cost, 1 ratio, 2 frontier. */
+static void prom_model(request_rec *r, const adf_stats_t *st,
+                       const adf_policy_conf_t *pc, const char *name,
+                       const char *help, int what)
+{
+    int c, k, i, n;
+
+    prom_family(r, name, "gauge", help);
+    FOR_CODINGS(c) {
+        for (k = 0; k < ADF_NCLASSES; k++) {
+            rung_t rungs[ADF_NLEVELS];
+
+            n = model_rungs(st, pc, (adf_coding_e)c, k, rungs);
+            for (i = 0; i < n; i++) {
+                prom_value(r, name, apr_psprintf(r->pool, "{coding=\"%s\","
+                                                 "body=\"%s\",level=\"%d\"}",
+                                                 adf_coding_name((adf_coding_e)c),
+                                                 kinds[k], rungs[i].level),
+                           what == 0 ? rungs[i].cost / 1e9
+                           : what == 1 ? rungs[i].ratio : rungs[i].frontier);
+            }
+        }
+    }
+}
+
+static void send_metrics(request_rec *r, const adf_stats_t *st,
+                         const adf_policy_conf_t *pc)
+{
+    int i, c, k;
+
+    ap_set_content_type(r, PROM_TYPE);
+    prom_family(r, "info", "gauge", "The module's version and load source.");
+    prom_value(r, "info", apr_psprintf(r->pool, "{version=\"%s\",source=\"%s\"}",
+                                       ADF_VERSION,
+                                       prom_label(r->pool, st->source)), 1);
+    prom_gauge(r, "start_time_seconds", "When the counters started (Unix "
+               "time): the last full start; a graceful restart keeps them.",
+               st->started ? (double)st->started / APR_USEC_PER_SEC : -1);
+    prom_gauge(r, "load_interval_seconds", "How often the load is sampled.",
+               (double)st->interval / APR_USEC_PER_SEC);
+    prom_gauge(r, "cpu_target_ratio", "AdaptiveDeflateCPUTarget.",
+               st->conf.target / 100);
+    prom_gauge(r, "cpu_limit_off_ratio", "AdaptiveDeflateCPULimit: stop "
+               "compressing at or above.", st->conf.limit_off / 100);
+    prom_gauge(r, "cpu_limit_on_ratio", "AdaptiveDeflateCPULimit: resume "
+               "below.", st->conf.limit_on / 100);
+    prom_gauge(r, "load_ratio", "The last load sample (1 = every CPU this "
+               "server may use).", st->load.raw < 0 ? -1 : st->load.raw / 100);
+    prom_gauge(r, "load_smoothed_ratio", "The smoothed load.",
+               st->load.ema < 0 ? -1 : st->load.ema / 100);
+    prom_gauge(r, "load_age_seconds", "Since the last good load sample.",
+               (double)st->load.age / APR_USEC_PER_SEC);
+    prom_gauge(r, "load_stale", "1 when no fresh sample came for two "
+               "intervals: responses use the lowest levels.", st->load.stale);
+    prom_gauge(r, "load_error", "1 while the load source cannot be read.",
+               st->signal_error != NULL);
+    prom_family(r, "load_samples_total", "counter", "Load samples taken.");
+    ap_rprintf(r, PROM_PREFIX "load_samples_total %" APR_UINT64_T_FMT "\n",
+               st->samples);
+    prom_gauge(r, "server_cpu_ratio", "The server's own CPU use in the last "
+               "interval.", st->own / 100);
+    prom_gauge(r, "compression_cpu_ratio", "Of it, what compression cost "
+               "(by the model).", st->spent / 100);
+    prom_gauge(r, "limited", "1 while above the CPU limit: nothing new is "
+               "compressed.", st->load.limited);
+    prom_gauge(r, "effort_ratio", "The budget on a log scale from nothing "
+               "(0) to the dearest level in use (1).", st->load.effort);
+    prom_gauge(r, "budget_cpu_seconds_per_byte", "The CPU a response may "
+               "spend per byte: the controller's output.",
+               st->load.budget / 1e9);
+    prom_gauge(r, "budget_max_cpu_seconds_per_byte", "What the dearest level "
+               "in use costs per byte.", st->top / 1e9);
+    prom_family(r, "level", "gauge", "The mean level the budget buys for "
+                "streamed bodies (one below the lowest: not compressing).");
+    FOR_CODINGS(c) {
+        prom_value(r, "level", apr_psprintf(r->pool, "{coding=\"%s\"}",
+                                            adf_coding_name((adf_coding_e)c)),
+                   st->load.limited ? 0 : mean_level(pc, (adf_coding_e)c,
+                                                     &st->load));
+    }
+    for (i = 0; i < (int)(sizeof(counters) / sizeof(counters[0])); i++) {
+        if (counters[i].metric) {
+            prom_counter(r, st, &counters[i]);
+        }
+    }
+    prom_family(r, "model_cost_scale", "gauge", "This machine's measured "
+                "compression cost over the built-in priors.");
+    FOR_CODINGS(c) {
+        for (k = 0; k < ADF_NCLASSES; k++) {
+            prom_value(r, "model_cost_scale",
+                       apr_psprintf(r->pool, "{coding=\"%s\",body=\"%s\"}",
+                                    adf_coding_name((adf_coding_e)c),
+                                    kinds[k]), st->model.scale[c][k]);
+        }
+    }
+    prom_model(r, st, pc, "model_cpu_seconds_per_byte", "What a level costs "
+               "per input byte, as the model believes.", 0);
+    prom_model(r, st, pc, "model_output_ratio", "Output over input bytes "
+               "at a level, as the model believes.", 1);
+    prom_model(r, st, pc, "model_frontier", "1 when a level is on the "
+               "efficient frontier (worth its cost).", 2);
+}
+
+/* ---- the handler -------------------------------------------------------- */
+
+/* "?name", or "?name=" (what Prometheus sends for params: {name: [""]}). */
+static int query_is(const char *args, const char *name)
+{
+    apr_size_t n = strlen(name);
+
+    return args && !strncmp(args, name, n)
+           && (!args[n] || (args[n] == '=' && !args[n + 1]));
+}
 
 int adf_status_handler(request_rec *r)
 {
@@ -313,10 +515,10 @@ int adf_status_handler(request_rec *r)
         return HTTP_METHOD_NOT_ALLOWED;
     }
     apr_table_setn(r->headers_out, "Cache-Control", "no-store");
-    if (!r->args || strcmp(r->args, "json")) {
+    if (!query_is(r->args, "json") && !query_is(r->args, "metrics")) {
         ap_set_content_type(r, "text/html; charset=utf-8");
         if (!r->header_only) {
-            ap_rputs(page, r);
+            ap_rwrite(adf_status_page, sizeof(adf_status_page), r);
         }
         return OK;
     }
@@ -324,7 +526,12 @@ int adf_status_handler(request_rec *r)
     adf_conf_policy(dc, &pc);
     st = apr_palloc(r->pool, sizeof(*st));
     adf_shm_stats(st);
-    send_json(r, st, &pc);
+    if (query_is(r->args, "json")) {
+        send_json(r, st, &pc);
+    }
+    else {
+        send_metrics(r, st, &pc);
+    }
     return OK;
 }
 

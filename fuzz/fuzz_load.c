@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!adf_cgroup1_quota(s, s, &d) && d < 0) {
         abort();
     }
-    adf_parse_u64(s, &u);
+    adf_cgroup1_usage(s, &u);
     adf_psi_some_total(s, &u);
     if (!adf_load_file_parse(s, &d) && (d < 0 || d > 100)) {
         abort();

@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         && (level < 1 || level > 9 || off < ADF_SIZE_UNKNOWN)) {
         abort();
     }
-    if (!adf_source_parse(p, s, &src, &path) && src == ADF_SRC_FILE
+    if (!adf_parse_source(p, s, &src, &path) && src == ADF_SRC_FILE
         && (!path || !*path)) {
         abort();
     }

@@ -7,9 +7,10 @@ use lib 't/lib';
 use Apache::Test;
 use Apache::TestUtil;
 use JSON::PP ();
+use Time::HiRes qw(sleep);
 use ADFTest;
 
-plan tests => 54;
+plan tests => 57;
 
 my $root = docroot();
 
@@ -66,6 +67,13 @@ set_load(99);
 ok wait_for(sub { stats()->{load}{limited} }, 10);
 set_load(5);
 ok wait_for(sub { !stats()->{load}{limited} }, 10);
+# A rise through the target and the limit, and back, for the chart (and
+# for the screenshot below).
+for my $load (30, 45, 60, 75, 90, 97, 97, 85, 70, 55, 40, 25) {
+    set_load($load);
+    sleep 0.4;
+}
+fetch('/index.html', 'Accept-Encoding' => $_) for qw(gzip br gzip);
 
 # The HTML page: self-contained.
 my $r = fetch('/adf-status');
@@ -78,14 +86,30 @@ ok $html !~ m{(?:src|href)\s*=\s*["']?(?:https?:)?//}i;   # no external assets
 my ($chromium) = grep { -x } qw(/usr/bin/chromium /usr/bin/chromium-browser);
 ok defined $chromium;
 my $url = 'http://' . Apache::TestRequest::hostport() . '/adf-status';
-my $dir = "/tmp/adf-chromium-$$";
-my $dom = defined $chromium
-    ? `'$chromium' --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking --disable-component-update --disable-sync --user-data-dir=$dir --virtual-time-budget=5000 --dump-dom '$url' 2>/dev/null`
-    : '';
-system("rm -rf '$dir'");
+# A fresh profile each run; what the browser does is its output.
+sub chromium {
+    my (@what) = @_;
+    my $dir = "/tmp/adf-chromium-$$";
+    my $out = defined $chromium
+        ? `'$chromium' --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking --disable-component-update --disable-sync --user-data-dir=$dir --virtual-time-budget=5000 @what '$url' 2>/dev/null`
+        : '';
+    system("rm -rf '$dir'");
+    return $out;
+}
+my $dom = chromium('--dump-dom');
 ok t_cmp($dom =~ /data-chart="([^"]*)"/ ? $1 : 'missing', 'ok',
          'chart rendered without script errors');
 ok $dom =~ /<polyline class="eff"/;
+ok $dom =~ m{<td>gzip</td>};
+# The screenshot in the README (docs/status-page.png) is this one: kept
+# in t/logs-MPM/status.png after a run of scripts/run-httpd-tests.
+my $png = serverroot() . '/logs/status.png';
+unlink $png;
+chromium('--hide-scrollbars', '--window-size=760,1180', "--screenshot=$png");
+my $shot = -f $png ? slurp($png) : '';
+ok t_cmp(substr($shot, 0, 8), "\x89PNG\r\n\x1a\n", 'screenshot is a PNG');
+ok t_cmp(join('x', unpack('NN', substr($shot, 16, 8))) || '', '760x1180',
+         'of the window');
 
 # mod_status's page has our section.
 $r = fetch('/server-status');

@@ -50,8 +50,26 @@ for d in $(sed -n 's/^## \(AdaptiveDeflate[A-Za-z]*\)$/\1/p' "$top/docs/directiv
         fail=1
     fi
 done
+# Every metric family t/metrics.t finds in the exposition (and only
+# those) is documented in docs/monitoring.md.
+families=$(awk '/^my %(counters|gauges) = map/ {on=1; sub(/.*qw\(/, "")}
+                on {line=$0; sub(/\).*/, "", line); print line}
+                on && /\);/ {on=0}' "$top/t/metrics.t" | tr -s ' ' '\n' \
+           | grep . | sort -u)
+[ -n "$families" ] || { echo "FAIL: no metric family in t/metrics.t"; fail=1; }
+documented=$(sed -n 's/^| `adaptive_deflate_\([a-z_]*\)` |.*/\1/p' \
+             "$top/docs/monitoring.md" | sed 's/_total$//' | sort -u)
+for f in $families; do
+    n=$((n + 1))
+    printf '%s\n' $documented | grep -qx "$f" \
+        || { echo "FAIL: metric $f is not in docs/monitoring.md"; fail=1; }
+done
+for f in $documented; do
+    printf '%s\n' $families | grep -qx "$f" \
+        || { echo "FAIL: docs/monitoring.md documents metric $f, which t/metrics.t does not find"; fail=1; }
+done
 if [ $fail -eq 0 ]; then
-    echo "docs: $n directives documented and in the sample conf"
+    echo "docs: directives documented and in the sample conf, metrics documented"
     echo "$n passed, 0 failed"
 fi
 exit $fail

@@ -94,9 +94,9 @@ START_TEST(cgroups)
     ck_assert_int_eq(adf_cgroup1_quota("-1\n", "100000\n", &cpus), 0);
     ck_assert(cpus == 0);
     ck_assert_int_eq(adf_cgroup1_quota("-2\n", "100000\n", &cpus), -1);
-    ck_assert_int_eq(adf_parse_u64("987654321\n", &u), 0);
+    ck_assert_int_eq(adf_cgroup1_usage("987654321\n", &u), 0);
     ck_assert_uint_eq(u, 987654321);
-    ck_assert_int_eq(adf_parse_u64("98x\n", &u), -1);
+    ck_assert_int_eq(adf_cgroup1_usage("98x\n", &u), -1);
 }
 END_TEST
 
@@ -152,15 +152,15 @@ START_TEST(sources)
     adf_source_e src;
     const char *path;
 
-    ck_assert_ptr_null(adf_source_parse(pool, "auto", &src, &path));
+    ck_assert_ptr_null(adf_parse_source(pool, "auto", &src, &path));
     ck_assert_int_eq(src, ADF_SRC_AUTO);
-    ck_assert_ptr_null(adf_source_parse(pool, "CPUS", &src, &path));
+    ck_assert_ptr_null(adf_parse_source(pool, "CPUS", &src, &path));
     ck_assert_int_eq(src, ADF_SRC_CPUS);
-    ck_assert_ptr_null(adf_source_parse(pool, "file:/x/y", &src, &path));
+    ck_assert_ptr_null(adf_parse_source(pool, "file:/x/y", &src, &path));
     ck_assert_int_eq(src, ADF_SRC_FILE);
     ck_assert_str_eq(path, "/x/y");
-    ck_assert_ptr_nonnull(adf_source_parse(pool, "file:", &src, &path));
-    ck_assert_ptr_nonnull(adf_source_parse(pool, "load", &src, &path));
+    ck_assert_ptr_nonnull(adf_parse_source(pool, "file:", &src, &path));
+    ck_assert_ptr_nonnull(adf_parse_source(pool, "load", &src, &path));
 }
 END_TEST
 
