@@ -20,8 +20,12 @@ typedef apr_status_t adf_sink_fn(void *baton, const char *data,
 
 typedef struct adf_stream_t adf_stream_t;
 
-/* Bodies up to this size may be given whole (ADF_STREAM_WHOLE). */
-#define ADF_WHOLE_MAX (16 * 1024 * 1024)
+/* Bodies up to this size may be given whole (ADF_STREAM_WHOLE): the
+ * one-shot encoders (libdeflate) need all of the input and an output
+ * buffer of its size at once, so larger bodies stream in small pieces
+ * (three concurrent 15 MB responses held 63 MB more in one child when
+ * they went whole). */
+#define ADF_WHOLE_MAX (1024 * 1024)
 
 /* Flags for adf_stream_open. */
 #define ADF_STREAM_WHOLE 1  /* the whole input comes in one FINISH write */

@@ -200,11 +200,9 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
                / (obs->eligible * (1 + (ADF_SLOW_WEIGHT - 1) * v));
     }
     want = clamp(want, ADF_BUDGET_MIN, conf->budget_max);
-    /* In log space, toward B*: most of the way down at once, up by the
-     * same share per second whatever the interval. */
-    step = want < c->budget
-           ? ADF_CONTROL_DOWN
-           : 1 - pow(1 - ADF_CONTROL_UP, obs->seconds);
+    /* In log space, toward B*: most of the way down at once, half the way
+     * up per sample. */
+    step = want < c->budget ? ADF_CONTROL_DOWN : ADF_CONTROL_UP;
     c->budget = exp(log(c->budget) + step * (log(want) - log(c->budget)));
     if (want >= conf->budget_max && c->budget > conf->budget_max * 0.9) {
         c->budget = conf->budget_max;   /* arrived: no asymptote at idle */

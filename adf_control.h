@@ -18,7 +18,7 @@
 
 #define ADF_CONTROL_TAU     1.0     /* s: time constant of the load's EMA */
 #define ADF_CONTROL_BAND    3.0     /* points around the goal: hold still */
-#define ADF_CONTROL_UP      0.5     /* log-space share toward B* per second */
+#define ADF_CONTROL_UP      0.5     /* log-space share toward B* per sample */
 #define ADF_CONTROL_DOWN    0.8     /* ... per sample when falling */
 #define ADF_CONTROL_TRIP    2       /* samples >= OFF to trip the limit */
 #define ADF_BUDGET_MIN      0.01    /* ns/B: effectively nothing */

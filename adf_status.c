@@ -554,6 +554,8 @@ int adf_status_hook(request_rec *r, int flags)
         ap_rprintf(r, "AdaptiveDeflateLoad: %.1f\n", st->load.raw);
         ap_rprintf(r, "AdaptiveDeflateEffort: %.3f\n", st->load.effort);
         ap_rprintf(r, "AdaptiveDeflateLimited: %d\n", st->load.limited);
+        /* No sample for two intervals: the lowest levels, whatever the load. */
+        ap_rprintf(r, "AdaptiveDeflateStale: %d\n", st->load.stale);
         ap_rprintf(r, "AdaptiveDeflateResponses: %" APR_UINT64_T_FMT "\n",
                    st->responses);
         ap_rprintf(r, "AdaptiveDeflateCompressed: %" APR_UINT64_T_FMT "\n",

@@ -1,7 +1,8 @@
 # Installed next to Debian's stock mod_deflate (and mod_brotli): where
 # AdaptiveDeflate is On this module compresses and the stock modules step
-# aside, whatever the filter order; where it is Off they work as before;
-# never two codings.
+# aside, whatever inserted their filters and in whichever order; where it
+# is Off they work as before; never two codings.  DeflateFilterNote and
+# BrotliFilterNote (dr=, brr= in the log) show who compressed.
 use strict;
 use warnings FATAL => 'all';
 use lib 't/lib';
@@ -10,53 +11,123 @@ use Apache::TestUtil;
 use File::Path qw(make_path);
 use ADFTest;
 
-plan tests => 3 * 3 * 5 + 7 + 2;
+# Directories of t/conf/extra.conf.in: how the stock filters get in.
+my @on = ('',           # Debian's deflate.conf: AddOutputFilterByType
+          '/set',       # SetOutputFilter BROTLI_COMPRESS;DEFLATE
+          '/before',    # ADAPTIVE_DEFLATE by hand, before the stock ones
+          '/after',     # ... and after them
+          '/chain',     # mod_filter: FilterProvider + FilterChain
+          '/bytype',    # both by type (AddOutputFilterByType)
+          '/ext');      # AddOutputFilter by extension (mod_mime)
+my @ae = ('gzip', 'br', 'gzip, br');
+
+plan tests => @on * @ae * 7 + 5 + 3 * 2 + 1 + 10 + 2 * 4 + 2;
 
 idle();
 
 my $root = docroot();
 my $page = slurp("$root/index.html");
-make_path(map { "$root/coexist/$_" } qw(set chain off/brotli));
-for my $d ('', qw(/set /chain /off /off/brotli)) {
+my $css = "body { color: #333; margin: 0 auto; }\n" x 40;
+make_path(map { "$root/coexist$_" } @on, qw(/off/brotli /off/hand));
+for my $d (@on, qw(/off /off/brotli /off/hand)) {
     spew("$root/coexist$d/page.html", $page);
 }
+spew("$root/coexist/style.css", $css);
+spew("$root/coexist/off/style.css", $css);
 
-# zlib's XFL byte: 2 for level 9 (this module, idle), 0 for level 6
-# (mod_deflate's default).
-for my $d ('', '/set', '/chain') {
-    for my $ae ('gzip', 'br', 'gzip, br') {
-        (my $q = $ae) =~ s/\W//g;
-        my $r = fetch("/coexist$d/page.html?$q", 'Accept-Encoding' => $ae);
-        my $n = note_for(qr{^GET /coexist\Q$d\E/page.html\?$q });
-        my @ce = $r->header('Content-Encoding');
-        my $want = $ae eq 'gzip' ? 'gzip' : 'br';
+my $n_req = 0;
+sub get {
+    my ($path, $ae) = @_;
+    my $tag = 'q=' . ++$n_req;
+    my $r = fetch("$path?$tag", 'Accept-Encoding' => $ae);
+    return ($r, note_for(qr{^GET \Q$path\E\?$tag }));
+}
+
+# ---- On: this module's coding, level and notes; the stock modules' notes
+# stay empty; one Content-Encoding, one Vary.
+for my $d (@on) {
+    for my $ae (@ae) {
+        my ($r, $n) = get("/coexist$d/page.html", $ae);
+        my $ce = join(',', $r->header('Content-Encoding'));
         # the server prefers gzip on ties in this suite
-        $want = 'gzip' if $ae eq 'gzip, br';
-        ok t_cmp(join(',', @ce), $want, "On$d, AE $ae: one coding, ours");
-        ok t_cmp(decode_body($r), $page, "On$d, AE $ae: decodes");
-        ok t_cmp($n->{coding}, $want, "On$d, AE $ae: our notes");
-        ok t_cmp($n->{dr}, '-', "On$d, AE $ae: mod_deflate stepped aside");
+        my $want = $ae eq 'br' ? 'br' : 'gzip';
+        my $t = "On$d, AE $ae";
+        ok t_cmp($ce, $want, "$t: one coding, ours");
+        ok t_cmp(decode_body($r), $page, "$t: decodes");
+        ok t_cmp("$n->{coding} $n->{reason}", "$want max", "$t: our notes");
+        ok t_cmp($n->{dr}, '-', "$t: mod_deflate stepped aside");
+        ok t_cmp($n->{brr}, '-', "$t: mod_brotli stepped aside");
+        ok t_cmp(vary_count($r), 1, "$t: one Vary");
         if ($want eq 'gzip') {
-            ok t_cmp(gzip_xfl($r->content), 2, "On$d: our level (9)");
+            # zlib's XFL byte: 2 for level 9 (ours, idle), 0 for mod_deflate's 6
+            ok t_cmp(gzip_xfl($r->content), 2, "$t: our level (9)");
         }
         else {
-            ok t_cmp($n->{level}, qr/^\d+$/, "On$d: our quality");
+            ok t_cmp($n->{level}, 6, "$t: our quality (6)");
         }
     }
 }
 
-# Off: mod_deflate (by type) and mod_brotli (SetOutputFilter) as configured.
-my $r = fetch('/coexist/off/page.html', 'Accept-Encoding' => 'gzip');
-my $n = note_for(qr{^GET /coexist/off/page.html });
+# A type this module does not compress (text/css is not in the suite's
+# AdaptiveDeflateTypes): where On, the stock modules step aside for it too.
+my ($r, $n) = get('/coexist/style.css', 'gzip, br');
+ok t_cmp($r->header('Content-Encoding'), undef, 'On, type not ours: identity');
+ok t_cmp($r->content, $css, 'On, type not ours: intact');
+ok t_cmp("$n->{coding} $n->{reason}", 'identity type', 'our notes say why');
+ok t_cmp("$n->{dr} $n->{brr}", '- -', 'the stock modules did nothing');
+ok t_cmp(vary_count($r), 0, 'no Vary');
+
+# Above the CPU limit: nothing is compressed, mod_deflate's fixed level
+# does not step in.
+set_load(99);
+wait_for(sub { (get('/coexist/page.html', 'gzip'))[1]{reason} eq 'cpu-limit' },
+         10);
+for my $d ('', '/set', '/chain') {
+    ($r, $n) = get("/coexist$d/page.html", 'gzip, br');
+    ok t_cmp($r->header('Content-Encoding'), undef, "On$d, limited: identity");
+    ok t_cmp("$n->{reason} $n->{dr} $n->{brr}", 'cpu-limit - -',
+             "On$d, limited: our reason, no stock compression");
+}
+ok t_cmp($r->content, $page, 'limited: intact');
+idle();
+
+# ---- Off: mod_deflate (by type) and mod_brotli (SetOutputFilter) as
+# configured, with their notes; this module's notes stay empty.
+($r, $n) = get('/coexist/off/page.html', 'gzip');
 ok t_cmp($r->header('Content-Encoding'), 'gzip', 'Off: mod_deflate compresses');
 ok t_cmp(gzip_xfl($r->content), 0, 'at its own level (6)');
 ok t_cmp(decode_body($r), $page);
 ok t_cmp($n->{dr}, qr/^\d+$/, 'DeflateFilterNote logs its ratio');
 ok t_cmp($n->{coding}, '-', 'this module did nothing');
-$r = fetch('/coexist/off/brotli/page.html', 'Accept-Encoding' => 'br, gzip');
+($r, $n) = get('/coexist/off/style.css', 'gzip');
+ok t_cmp($r->header('Content-Encoding'), 'gzip',
+         'Off: mod_deflate compresses the types it is given');
+ok t_cmp(decode_body($r), $css);
+($r, $n) = get('/coexist/off/brotli/page.html', 'br, gzip');
 ok t_cmp(join(',', $r->header('Content-Encoding')), 'br',
          'Off: mod_brotli compresses, once');
 ok t_cmp(decode_body($r), $page);
+ok t_cmp("$n->{brr} $n->{dr} $n->{coding}", qr/^\d+ - -$/,
+         'BrotliFilterNote logs its ratio');
+
+# ---- Off, ADAPTIVE_DEFLATE added by hand after Debian's by-type DEFLATE:
+# the first compressor in the chain that takes the response wins (here
+# mod_deflate for gzip, this module for br, which mod_deflate does not
+# offer); the other sees the Content-Encoding and steps aside.
+for my $ae (qw(gzip br)) {
+    ($r, $n) = get('/coexist/off/hand/page.html', $ae);
+    ok t_cmp(join(',', $r->header('Content-Encoding')), $ae,
+             "Off + by hand, AE $ae: one coding");
+    ok t_cmp(decode_body($r), $page);
+    ok t_cmp(vary_count($r), 1, 'one Vary');
+    if ($ae eq 'gzip') {
+        ok t_cmp("$n->{coding} $n->{reason} $n->{dr}", qr/^identity encoded \d+$/,
+                 'mod_deflate first: it compressed, this module saw "encoded"');
+    }
+    else {
+        ok t_cmp("$n->{coding} $n->{dr}", 'br -', 'br: this module');
+    }
+}
 
 # One notice at start-up names the rule.
 my $log = slurp(serverroot() . '/logs/error_log');

@@ -39,7 +39,7 @@ my @bad = (
       'cannot occur within' ],
 );
 
-plan tests => 15 + 1 + 3 * @bad;
+plan tests => 15 + 1 + 3 * @bad + 3 * 2 + 1;
 
 idle();
 
@@ -116,3 +116,21 @@ for my $b (@bad) {
     ok t_cmp($out, qr/line $line of \Q$conf\E/, "$directive: file and line");
     ok t_cmp($out, qr/\Q$name\E.*\Q$msg\E/, "$directive: message");
 }
+
+# The target must lie below the limit's OFF mark (issue 17.2): refused at
+# start, naming both directives where they were set (or the default).
+for my $t (["AdaptiveDeflateCPUTarget 90\nAdaptiveDeflateCPULimit 50 40",
+            sub { "90 ($_[0]:$_[1]) must be below the OFF mark of "
+                  . "AdaptiveDeflateCPULimit 50 40 ($_[0]:" . ($_[1] + 1) . ")" }],
+           ['AdaptiveDeflateCPUTarget 95',
+            sub { "95 ($_[0]:$_[1]) must be below the OFF mark of "
+                  . "AdaptiveDeflateCPULimit 95 85 (the default)" }]) {
+    my ($directives, $msg) = @$t;
+    my ($rc, $out, $conf, $line) = config_test($directives);
+    my $want = 'ADF00010: AdaptiveDeflateCPUTarget ' . $msg->($conf, $line);
+    ok $rc != 0;
+    ok t_cmp($out, qr/\Q$want\E/, 'target above the limit refused');
+    ok t_cmp($out, qr/Configuration check failed/, 'httpd does not start');
+}
+($rc, $out) = config_test("AdaptiveDeflateCPUTarget 90\nAdaptiveDeflateCPULimit 98 92");
+ok t_cmp($rc, 0, "a target below the OFF mark passes: $out");

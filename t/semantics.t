@@ -8,7 +8,7 @@ use Apache::Test;
 use Apache::TestUtil;
 use ADFTest;
 
-plan tests => 67;
+plan tests => 68;
 
 my $root = docroot();
 my $page = slurp("$root/index.html");
@@ -109,6 +109,8 @@ ok !defined $r->header('Content-Encoding');
 $r = fetch('/noproxy/page.html', 'Accept-Encoding' => 'gzip',
            'Via' => '1.1 cache');
 ok !defined $r->header('Content-Encoding');
+ok t_cmp(note_for(qr{^GET /noproxy/page.html })->{reason}, 'proxied',
+         'AdaptiveDeflateProxied Off: a reason of its own');
 $r = fetch('/sub/page.html', 'Accept-Encoding' => 'gzip',
            'Via' => '1.1 cache');
 ok t_cmp($r->header('Content-Encoding'), 'gzip', 'proxied by default');

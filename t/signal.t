@@ -13,7 +13,7 @@ use LWP::UserAgent ();
 use Time::HiRes qw(sleep time);
 use ADFTest;
 
-plan tests => 28;
+plan tests => 30;
 
 my $page = slurp(docroot() . '/index.html');
 
@@ -107,6 +107,8 @@ ok t_cmp(($new_pid != $pid && $new_pid > 0) ? 1 : 0, 1, "another child samples (
 my $lost_before = () = slurp(serverroot() . '/logs/error_log') =~ /ADF00013/g;
 chmod 0000, load_file();
 ok t_cmp((wait_for(sub { stats()->{load}{stale} }, 5)) ? 1 : 0, 1, 'stale after two intervals');
+ok t_cmp(fetch('/server-status?auto')->content, qr/^AdaptiveDeflateStale: 1$/m,
+         'server-status?auto says so');
 my ($r, $n) = probe();
 ok t_cmp("$n->{coding} $n->{level} $n->{reason}", 'gzip 1 no-signal',
          'fail-safe: the lowest level, never "paused"');
@@ -121,6 +123,8 @@ ok t_cmp($lost - $lost_before, 1, 'the loss is logged once');
 ok t_cmp($log, qr/ADF00014: the load signal is \d+ ms old/, 'and the age');
 chmod 0644, load_file();
 ok t_cmp((wait_for(sub { !stats()->{load}{stale} }, 5)) ? 1 : 0, 1, 'fresh again');
+ok t_cmp(fetch('/server-status?auto')->content, qr/^AdaptiveDeflateStale: 0$/m,
+         'server-status?auto too');
 ok t_cmp(slurp(serverroot() . '/logs/error_log'),
          qr/ADF00015: load signal back/, 'back, logged');
 ok !defined stats()->{load}{signal_error};
