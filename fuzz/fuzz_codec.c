@@ -18,17 +18,24 @@ typedef struct {
 static apr_pool_t *pool;
 static adf_coding_e codings[ADF_NCODINGS];
 
-/* The codings this build has. */
+/* The codings this build has, or the one ADF_FUZZ_CODING names (to give
+ * each its own share of executions). */
 static int ncodings(void)
 {
     static int n;
+    const char *only = getenv("ADF_FUZZ_CODING");
     int c;
 
     if (!n) {
         for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
-            if (adf_coding((adf_coding_e)c)) {
+            const adf_coding_t *d = adf_coding((adf_coding_e)c);
+
+            if (d && (!only || !strcmp(only, d->token))) {
                 codings[n++] = (adf_coding_e)c;
             }
+        }
+        if (!n) {
+            abort();        /* a coding this build lacks */
         }
     }
     return n;

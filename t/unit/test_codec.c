@@ -272,6 +272,65 @@ START_TEST(zstd_window)
     free(b.data);
 }
 END_TEST
+
+/* The window a zstd frame asks its decoder for (RFC 8878, 3.1.1.1.2). */
+static apr_uint64_t zstd_frame_window(const unsigned char *f, size_t len)
+{
+    unsigned wd;
+
+    ck_assert(len >= 6);
+    ck_assert(f[0] == 0x28 && f[1] == 0xb5 && f[2] == 0x2f && f[3] == 0xfd);
+    ck_assert_msg(!(f[4] & 0x20), "single-segment frame");
+    wd = f[5];
+    return ((apr_uint64_t)1 << (10 + (wd >> 3)))
+           + (((apr_uint64_t)1 << (10 + (wd >> 3))) / 8) * (wd & 7);
+}
+
+/* A stream of unknown length is fitted to a 1 MB window (libzstd would
+ * size its window and tables for unbounded input: 55 MB at level 12,
+ * faulted in per response); a known length to a window of its size. */
+START_TEST(zstd_streams_are_fitted)
+{
+    size_t n = 3 << 20;
+    unsigned char *in = make_input(n, 1), *out = malloc(n);
+    static const struct {
+        int level;
+        apr_off_t hint;
+        apr_uint64_t max_window;
+    } cs[] = { { 12, -1, 1 << 20 }, { 19, -1, 1 << 20 }, { 1, -1, 1 << 20 },
+               { 12, 50000, 65536 }, { 6, 3 << 20, 4 << 20 } };
+    int i;
+
+    for (i = 0; i < (int)(sizeof(cs) / sizeof(cs[0])); i++) {
+        sink_buf_t b = { NULL, 0, 0, 0, 0 };
+        size_t len = cs[i].hint > 0 ? (size_t)cs[i].hint : n, off;
+        adf_stream_t *s;
+
+        ck_assert_int_eq(adf_stream_open(&s, pool, ADF_ZSTD, cs[i].level,
+                                         cs[i].hint, 0, 0, collect, &b),
+                         APR_SUCCESS);
+        for (off = 0; off < len; off += 100000) {
+            ck_assert_int_eq(adf_stream_write(s, (const char *)in + off,
+                                              len - off < 100000 ? len - off
+                                                                 : 100000,
+                                              ADF_OP_WRITE), APR_SUCCESS);
+        }
+        ck_assert_int_eq(adf_stream_write(s, NULL, 0, ADF_OP_FINISH),
+                         APR_SUCCESS);
+        ck_assert_msg(zstd_frame_window(b.data, b.len) <= cs[i].max_window,
+                      "level %d, hint %ld: window %lu", cs[i].level,
+                      (long)cs[i].hint,
+                      (unsigned long)zstd_frame_window(b.data, b.len));
+        ck_assert_int_eq(adf_decode_all(ADF_ZSTD, b.data, b.len, out, len,
+                                        1), (long)len);
+        ck_assert(!memcmp(in, out, len));
+        adf_stream_close(s);
+        free(b.data);
+    }
+    free(in);
+    free(out);
+}
+END_TEST
 #endif
 
 /* A small known length gets a small window: same output validity, and
@@ -354,6 +413,7 @@ int main(void)
     tcase_add_test(tc, reference_tools);
 #ifdef ADF_HAVE_ZSTD
     tcase_add_test(tc, zstd_window);
+    tcase_add_test(tc, zstd_streams_are_fitted);
 #endif
     tcase_add_test(tc, levels_and_errors);
     tcase_add_test(tc, gzip_padding);
