@@ -315,6 +315,20 @@ static const char *set_types(cmd_parms *cmd, void *cfg, int argc,
     return NULL;
 }
 
+/* "br gzip": the codings this build has, for messages. */
+static const char *built_codings(apr_pool_t *p)
+{
+    adf_coding_e prefs[ADF_MAX_PREFS];
+    const char *list = "";
+    int i, n = default_prefs(prefs);
+
+    for (i = 0; i < n; i++) {
+        list = apr_pstrcat(p, list, i ? " " : "", adf_coding_name(prefs[i]),
+                           NULL);
+    }
+    return list;
+}
+
 static const char *set_levels(cmd_parms *cmd, void *cfg, const char *lo,
                               const char *hi)
 {
@@ -325,7 +339,9 @@ static const char *set_levels(cmd_parms *cmd, void *cfg, const char *lo,
     const char *err;
 
     if (!d) {
-        return fail(cmd, "this build has no support for this coding");
+        return fail(cmd, apr_pstrcat(cmd->pool, "this build has no support "
+                                     "for this coding (it has: ",
+                                     built_codings(cmd->pool), ")", NULL));
     }
     if ((err = adf_parse_long(cmd->pool, lo, d->min_level, d->max_level,
                               &min))
@@ -394,28 +410,15 @@ static const char *set_caps(cmd_parms *cmd, void *cfg, int argc,
     return NULL;
 }
 
-/* "br gzip": the codings this build has, for messages. */
-static const char *built_codings(apr_pool_t *p)
-{
-    adf_coding_e prefs[ADF_MAX_PREFS];
-    const char *list = "";
-    int i, n = default_prefs(prefs);
-
-    for (i = 0; i < n; i++) {
-        list = apr_pstrcat(p, list, i ? " " : "", adf_coding_name(prefs[i]),
-                           NULL);
-    }
-    return list;
-}
-
 static const char *set_encodings(cmd_parms *cmd, void *cfg, int argc,
                                  char *const argv[])
 {
     adf_dir_conf_t *dc = cfg;
-    adf_coding_e built[ADF_MAX_PREFS];
     int i, j;
 
-    if (argc < 1 || argc > default_prefs(built)) {
+    /* A longer list than the build's repeats or names an unknown coding:
+     * the loop says which before it could write past the last coding. */
+    if (argc < 1) {
         return fail(cmd, apr_pstrcat(cmd->pool, "takes one or more of: ",
                                      built_codings(cmd->pool), NULL));
     }

@@ -24,12 +24,13 @@ make_path(map { "$g/$_" } qw(ssi subst cgi mv));
 my $orig = slurp("$root/index.html");
 my $old = time - 1000;
 
+# F, and the siblings adaptive-precompress of this build would write.
 sub page {
     my ($file, $data, @codings) = @_;
     spew($file, $data);
     chmod 0644, $file;
     utime $old, $old, $file;
-    make_sibling($file, $_) for @codings;
+    make_sibling($file, $_) for grep { built($_) } @codings;
 }
 
 # ---- 3: a sibling is never readable where its file is not -----------------
@@ -66,12 +67,13 @@ ok t_cmp($r->code, 200, 'a .gz with no plain file is a file of its own');
 # ---- 9: every representation has its own strong validator -----------------
 # FileETag MTime: F and its siblings share an mtime.
 my %etag;
-for my $ae ('identity', 'gzip', 'br') {
+for my $ae ('identity', grep { built($_) } qw(gzip br)) {
     $r = fetch('/guard/open.html', 'Accept-Encoding' => $ae);
     $etag{$ae} = $r->header('ETag');
 }
-ok $etag{identity} ne $etag{gzip} && $etag{identity} ne $etag{br}
-   && $etag{gzip} ne $etag{br};
+my %tags = map { $_ => 1 } values %etag;
+ok t_cmp(scalar(keys %tags), scalar(keys %etag),
+         'one ETag per representation: ' . join(' ', sort values %etag));
 $r = fetch('/guard/open.html', 'Accept-Encoding' => 'gzip',
            'Range' => 'bytes=0-99', 'If-Range' => $etag{identity});
 ok t_cmp($r->code, 200, 'If-Range with the identity tag: no gzip range');
@@ -116,8 +118,9 @@ ok t_cmp($r->header('Content-Type'), qr{^text/html}, 'MultiViews + gzip');
 ok t_cmp($r->header('Content-Encoding'), 'gzip');
 ok t_cmp(decode_body($r), $orig);
 $r = fetch('/guard/mv/a', 'Accept' => '*/*', 'Accept-Encoding' => 'br');
-ok t_cmp($r->header('Content-Encoding'), 'br', 'MultiViews + br: sibling');
-ok $r->content eq slurp("$g/mv/a.html.br");
+ok t_cmp($r->header('Content-Encoding'), if_built('br', undef),
+         'MultiViews + br: sibling');
+ok $r->content eq (built('br') ? slurp("$g/mv/a.html.br") : $orig);
 
 # ---- 1: a declared Content-Encoding is never encoded again -----------------
 my $plain = "line of an already compressed response\n" x 200;
