@@ -219,12 +219,18 @@ void adf_conf_policy(const adf_dir_conf_t *dc, adf_policy_conf_t *pc)
 
 void adf_conf_control(const adf_srv_conf_t *sc, adf_control_conf_t *cc)
 {
+    int c;
+
+    memset(cc, 0, sizeof(*cc));
     cc->target = sc->cpu_target != ADF_UNSET ? sc->cpu_target
                                              : ADF_DEFAULT_CPU_TARGET;
     cc->limit_off = sc->cpu_off != ADF_UNSET ? sc->cpu_off
                                              : ADF_DEFAULT_CPU_OFF;
     cc->limit_on = sc->cpu_on != ADF_UNSET ? sc->cpu_on : ADF_DEFAULT_CPU_ON;
     cc->bw_target = sc->bw_target > 0 ? sc->bw_target : 0;
+    for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
+        cc->top_level[c] = adf_config_top_level((adf_coding_e)c);
+    }
 }
 
 apr_interval_time_t adf_conf_interval(const adf_srv_conf_t *sc)
@@ -314,6 +320,20 @@ static const char *set_types(cmd_parms *cmd, void *cfg, int argc,
     return NULL;
 }
 
+/* "br gzip": the codings this build has, for messages. */
+static const char *built_codings(apr_pool_t *p)
+{
+    adf_coding_e prefs[ADF_MAX_PREFS];
+    const char *list = "";
+    int i, n = default_prefs(prefs);
+
+    for (i = 0; i < n; i++) {
+        list = apr_pstrcat(p, list, i ? " " : "", adf_coding_name(prefs[i]),
+                           NULL);
+    }
+    return list;
+}
+
 static const char *set_levels(cmd_parms *cmd, void *cfg, const char *lo,
                               const char *hi)
 {
@@ -324,7 +344,9 @@ static const char *set_levels(cmd_parms *cmd, void *cfg, const char *lo,
     const char *err;
 
     if (!d) {
-        return fail(cmd, "this build has no support for this coding");
+        return fail(cmd, apr_pstrcat(cmd->pool, "this build has no support "
+                                     "for this coding (it has: ",
+                                     built_codings(cmd->pool), ")", NULL));
     }
     if ((err = adf_parse_long(cmd->pool, lo, d->min_level, d->max_level,
                               &min))
@@ -393,28 +415,15 @@ static const char *set_caps(cmd_parms *cmd, void *cfg, int argc,
     return NULL;
 }
 
-/* "br gzip": the codings this build has, for messages. */
-static const char *built_codings(apr_pool_t *p)
-{
-    adf_coding_e prefs[ADF_MAX_PREFS];
-    const char *list = "";
-    int i, n = default_prefs(prefs);
-
-    for (i = 0; i < n; i++) {
-        list = apr_pstrcat(p, list, i ? " " : "", adf_coding_name(prefs[i]),
-                           NULL);
-    }
-    return list;
-}
-
 static const char *set_encodings(cmd_parms *cmd, void *cfg, int argc,
                                  char *const argv[])
 {
     adf_dir_conf_t *dc = cfg;
-    adf_coding_e built[ADF_MAX_PREFS];
     int i, j;
 
-    if (argc < 1 || argc > default_prefs(built)) {
+    /* A longer list than the build's repeats or names an unknown coding:
+     * the loop says which before it could write past the last coding. */
+    if (argc < 1) {
         return fail(cmd, apr_pstrcat(cmd->pool, "takes one or more of: ",
                                      built_codings(cmd->pool), NULL));
     }

@@ -21,6 +21,7 @@
 #define ADF_CONTROL_UP      0.5     /* log-space share toward B* per sample */
 #define ADF_CONTROL_DOWN    0.8     /* ... per sample when falling */
 #define ADF_CONTROL_TRIP    2       /* samples >= OFF to trip the limit */
+#define ADF_CONTROL_STEP_MAX 2.0    /* the most B moves per sample below OFF */
 #define ADF_BUDGET_MIN      0.01    /* ns/B: effectively nothing */
 /* A client whose path takes longer per byte than the dearest rung's CPU
  * ("slow": the link, not the CPU, holds its response back) gets this much
@@ -35,7 +36,8 @@ typedef struct {
     double target;              /* percent */
     double limit_off;           /* stop compressing at or above */
     double limit_on;            /* resume below */
-    double budget_max;          /* ns/B: the dearest rung in use */
+    int top_level[ADF_NCODINGS];    /* highest level any range allows; 0:
+                                     * a coding not in use */
     double bw_target;           /* egress bytes/s that matter; 0: always */
 } adf_control_conf_t;
 
@@ -72,7 +74,7 @@ typedef struct {
     double ema;                 /* smoothed load, percent */
     double spent;               /* compression's share, percent */
     double budget;              /* ns per byte */
-    double top;                 /* budget_max of the last update */
+    double top;                 /* the dearest rung's cost at the last update */
     int limited;                /* between OFF and ON after a trip */
     int over;                   /* samples in a row at or above OFF */
     int primed;                 /* has seen a sample */
@@ -93,6 +95,10 @@ void adf_model_rung(const adf_model_t *m, adf_coding_e c, int level,
 void adf_control_update(adf_control_t *c, adf_model_t *m,
                         const adf_control_conf_t *conf,
                         const adf_obs_t *obs);
+
+/* What the dearest rung in use costs (ns/B) by the model: the budget at
+ * which every response gets its top level. */
+double adf_control_top(const adf_model_t *m, const adf_control_conf_t *conf);
 
 /* The budget as a fraction of the top (log scale), for people: 0 .. 1. */
 double adf_control_effort(const adf_control_t *c);

@@ -159,6 +159,29 @@ static int cap_for(const adf_policy_conf_t *conf, apr_off_t length)
     return 0;
 }
 
+/* Rungs closer in cost than this factor are not both kept: a budget that
+ * wanders with the load's noise would cross between them every few
+ * seconds (zlib's levels 1-3 lie within 7 %), for a difference in bytes
+ * a mix of their neighbours nearly matches.  The top rung always stays. */
+#define ADF_RUNG_SPACING 1.2
+
+static int thin(adf_point_t *pts, int n)
+{
+    int i, k = 1;
+
+    for (i = 1; i < n; i++) {
+        if (i == n - 1 && k > 1
+            && pts[i].cost < ADF_RUNG_SPACING * pts[k - 1].cost) {
+            pts[k - 1] = pts[i];        /* the top replaces its neighbour */
+        }
+        else if (k == 1 || i == n - 1
+                 || pts[i].cost >= ADF_RUNG_SPACING * pts[k - 1].cost) {
+            pts[k++] = pts[i];
+        }
+    }
+    return n > 1 ? k : n;
+}
+
 int adf_frontier(const adf_model_t *m, adf_coding_e c, int whole, int lo,
                  int hi, adf_point_t *pts)
 {
@@ -197,7 +220,7 @@ int adf_frontier(const adf_model_t *m, adf_coding_e c, int whole, int lo,
         }
         pts[h++] = p;
     }
-    return h;
+    return thin(pts, h);
 }
 
 void adf_frontier_at(const adf_point_t *pts, int n, double budget, int *i,

@@ -141,24 +141,6 @@ static void publish(const adf_control_t *c)
     apr_atomic_set32(&shared->limited, (apr_uint32_t)c->limited);
 }
 
-/* What the dearest rung any range allows costs: the budget above which
- * every response gets its top rung. */
-static double budget_max(const adf_model_t *m)
-{
-    double top = 0, cost, ratio;
-    int c, k;
-
-    for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
-        int level = adf_config_top_level((adf_coding_e)c);
-
-        for (k = 0; level && k < ADF_NCLASSES; k++) {
-            adf_model_rung(m, (adf_coding_e)c, level, k, &cost, &ratio);
-            top = cost > top ? cost : top;
-        }
-    }
-    return top > ADF_BUDGET_MIN ? top : 1;
-}
-
 /* The interval's observations: what the children added since the last
  * sample. */
 static void observe(adf_obs_t *o, double load, apr_time_t now)
@@ -261,7 +243,6 @@ static void sample(apr_time_t now)
     obs = malloc(sizeof(*obs));         /* 5 KB: not on a thread's stack */
     if (obs) {
         observe(obs, v, now);
-        monitor->conf.budget_max = budget_max(&shared->model);
         adf_control_update(c, &shared->model, &monitor->conf, obs);
         free(obs);
     }
@@ -518,7 +499,7 @@ static apr_status_t forget_monitor(void *data)
 
 /* The segment, kept across restarts in retained data; cleared unless
  * this is a graceful restart. */
-static adf_shared_t *attach(server_rec *s)
+static adf_shared_t *attach(server_rec *s, const adf_control_conf_t *conf)
 {
     adf_retained_t *rt = ap_retained_data_get(ADF_RETAINED_KEY);
     adf_shared_t *sh;
@@ -554,7 +535,7 @@ static adf_shared_t *attach(server_rec *s)
         sh->last = sh->started;
         adf_model_init(&sh->model);
         adf_control_init(&sh->control, &sh->model);
-        sh->control.top = budget_max(&sh->model);
+        sh->control.top = adf_control_top(&sh->model, conf);
     }
     return sh;
 }
@@ -619,12 +600,12 @@ int adf_shm_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
         return OK;
     }
-    if (!(shared = attach(s))) {
-        return OK;
-    }
     m = apr_pcalloc(pconf, sizeof(*m));
     m->s = s;
     adf_conf_control(sc, &m->conf);
+    if (!(shared = attach(s, &m->conf))) {
+        return OK;
+    }
     m->interval = adf_conf_interval(sc);
     m->generation = (apr_uint32_t)ap_state_query(AP_SQ_CONFIG_GEN);
     src = adf_conf_source(sc, &path);

@@ -34,9 +34,14 @@ import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(TOP, "bench")
+# The corpus: ADF_CORPUS, else ../shared/corpus beside the checkout, else
+# the one t/gen-corpus writes into t/corpus (generated files, other names:
+# corpus_file() picks).
 CORPUS = os.environ.get("ADF_CORPUS", os.path.join(TOP, "..", "shared", "corpus"))
 if not os.path.isdir(CORPUS):
-    CORPUS = "/work/shared/corpus"
+    CORPUS = os.path.join(TOP, "t", "corpus")
+    if not os.path.isdir(CORPUS):
+        subprocess.run([os.path.join(TOP, "t", "gen-corpus"), CORPUS], check=True)
 MODULE = os.environ.get("ADF_MODULE", os.path.join(TOP, ".libs", "mod_adaptive_deflate.so"))
 PORT = int(os.environ.get("ADF_BENCH_PORT", "8611"))
 SERVER_CPU, CLIENT_CPU = 0, 1
@@ -124,8 +129,8 @@ def check_environment(need_module=True):
             raise HarnessError("%s is missing: run ADF_WITH_BENCH=1 scripts/install-deps" % tool)
     if need_module and not os.path.exists(MODULE):
         raise HarnessError("%s is missing: build the module first (scripts/build)" % MODULE)
-    if not os.path.exists(os.path.join(CORPUS, "lcet10.txt")):
-        raise HarnessError("corpus not found in %s (set ADF_CORPUS)" % CORPUS)
+    corpus_file("lcet10.txt", "book.txt")
+    corpus_file("html", "page.html")
 
 
 def pin_self(cpu=CLIENT_CPU):
@@ -136,6 +141,15 @@ def pin_self(cpu=CLIENT_CPU):
 
 # ---- pages -------------------------------------------------------------------
 
+def corpus_file(*names):
+    """The first of names in CORPUS: the shared corpus's, then t/gen-corpus's."""
+    for name in names:
+        path = os.path.join(CORPUS, name)
+        if os.path.exists(path):
+            return path
+    raise HarnessError("none of %s in %s (set ADF_CORPUS)" % (", ".join(names), CORPUS))
+
+
 BOOK_HEAD = b"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Book</title></head><body><pre>\n"
 BOOK_TAIL = b"\n</pre></body></html>\n"
 
@@ -145,16 +159,16 @@ def make_pages(docroot, sizes=(10, 25, 50, 75, 100, 170), static=True, big_mb=8)
     corpus html page); static/ with precompressed siblings; plain.bin;
     big.bin (incompressible, for measuring a link's rate)."""
     os.makedirs(docroot, exist_ok=True)
-    text = open(os.path.join(CORPUS, "lcet10.txt"), "rb").read()
+    text = open(corpus_file("lcet10.txt", "book.txt"), "rb").read()
     for kb in sizes:
         n = kb * 1024 - len(BOOK_HEAD) - len(BOOK_TAIL)
         with open(os.path.join(docroot, "book%d.html" % kb), "wb") as f:
             f.write(BOOK_HEAD + text[:n] + BOOK_TAIL)
-    shutil.copy(os.path.join(CORPUS, "html"), os.path.join(docroot, "page.html"))
+    shutil.copy(corpus_file("html", "page.html"), os.path.join(docroot, "page.html"))
     if static:
         st = os.path.join(docroot, "static")
         os.makedirs(st, exist_ok=True)
-        shutil.copy(os.path.join(CORPUS, "html"), os.path.join(st, "page.html"))
+        shutil.copy(corpus_file("html", "page.html"), os.path.join(st, "page.html"))
         tool = os.path.join(TOP, "tools", "adaptive-precompress")
         if not os.path.exists(tool):
             raise HarnessError("%s is missing: build first (scripts/build)" % tool)

@@ -187,7 +187,7 @@ ok t_cmp($used, 0, "item 17: deciding $n responses took httpd's RNG lock "
 # ---- 3. memory per response: a body of up to 16 MB is flattened and ------------
 # ---- compressed whole in the request's pool before a byte is sent -------------
 set_load2(5);
-compressing();
+wait_for(sub { effort() == 1 }, 10);     # every response compressed
 # The child's peak resident size (the kernel keeps it: no sampling race).
 sub child_peak {
     my $pid = slurp("$dir/httpd.pid") + 0;

@@ -49,12 +49,14 @@ for my $d (@on) {
     for my $ae (@ae) {
         my ($r, $n) = get("/coexist$d/page.html", $ae);
         my $ce = join(',', $r->header('Content-Encoding'));
-        # the server prefers gzip on ties in this suite
-        my $want = $ae eq 'br' ? 'br' : 'gzip';
+        # the server prefers gzip on ties in this suite; a build without
+        # brotli sends br-only clients the body as it is
+        my $want = $ae eq 'br' ? if_built('br', '') : 'gzip';
         my $t = "On$d, AE $ae";
         ok t_cmp($ce, $want, "$t: one coding, ours");
         ok t_cmp(decode_body($r), $page, "$t: decodes");
-        ok t_cmp("$n->{coding} $n->{reason}", "$want max", "$t: our notes");
+        ok t_cmp("$n->{coding} $n->{reason}",
+                 $want ? "$want max" : 'identity not-accepted', "$t: our notes");
         ok t_cmp($n->{dr}, '-', "$t: mod_deflate stepped aside");
         ok t_cmp($n->{brr}, '-', "$t: mod_brotli stepped aside");
         ok t_cmp(vary_count($r), 1, "$t: one Vary");
@@ -62,8 +64,11 @@ for my $d (@on) {
             # zlib's XFL byte: 2 for level 9 (ours, idle), 0 for mod_deflate's 6
             ok t_cmp(gzip_xfl($r->content), 2, "$t: our level (9)");
         }
-        else {
+        elsif ($want eq 'br') {
             ok t_cmp($n->{level}, 6, "$t: our quality (6)");
+        }
+        else {
+            ok t_cmp($n->{level}, 0, "$t: not compressed");
         }
     }
 }
@@ -115,8 +120,9 @@ ok t_cmp("$n->{brr} $n->{dr} $n->{coding}", qr/^\d+ - -$/,
 # mod_deflate for gzip, this module for br, which mod_deflate does not
 # offer); the other sees the Content-Encoding and steps aside.
 for my $ae (qw(gzip br)) {
+    my $want = $ae eq 'br' ? if_built('br', '') : $ae;
     ($r, $n) = get('/coexist/off/hand/page.html', $ae);
-    ok t_cmp(join(',', $r->header('Content-Encoding')), $ae,
+    ok t_cmp(join(',', $r->header('Content-Encoding')), $want,
              "Off + by hand, AE $ae: one coding");
     ok t_cmp(decode_body($r), $page);
     ok t_cmp(vary_count($r), 1, 'one Vary');
@@ -125,7 +131,8 @@ for my $ae (qw(gzip br)) {
                  'mod_deflate first: it compressed, this module saw "encoded"');
     }
     else {
-        ok t_cmp("$n->{coding} $n->{dr}", 'br -', 'br: this module');
+        ok t_cmp("$n->{coding} $n->{dr}", ($want || 'identity') . ' -',
+                 'br: this module (a build without brotli: nobody)');
     }
 }
 

@@ -57,12 +57,13 @@ ok t_cmp($r->code, 200, 'a .gz with no plain file is a file of its own');
 # ---- 9: every representation has its own strong validator -----------------
 # FileETag MTime: F and its siblings share an mtime.
 my %etag;
-for my $ae ('identity', 'gzip', 'br') {
+for my $ae ('identity', grep { built($_) } qw(gzip br)) {
     $r = fetch('/guard/open.html', 'Accept-Encoding' => $ae);
     $etag{$ae} = $r->header('ETag');
 }
-ok $etag{identity} ne $etag{gzip} && $etag{identity} ne $etag{br}
-   && $etag{gzip} ne $etag{br};
+my %tags = map { $_ => 1 } values %etag;
+ok t_cmp(scalar(keys %tags), scalar(keys %etag),
+         'one ETag per representation: ' . join(' ', sort values %etag));
 $r = fetch('/guard/open.html', 'Accept-Encoding' => 'gzip',
            'Range' => 'bytes=0-99', 'If-Range' => $etag{identity});
 ok t_cmp($r->code, 200, 'If-Range with the identity tag: no gzip range');
@@ -107,8 +108,9 @@ ok t_cmp($r->header('Content-Type'), qr{^text/html}, 'MultiViews + gzip');
 ok t_cmp($r->header('Content-Encoding'), 'gzip');
 ok t_cmp(decode_body($r), $orig);
 $r = fetch('/guard/mv/a', 'Accept' => '*/*', 'Accept-Encoding' => 'br');
-ok t_cmp($r->header('Content-Encoding'), 'br', 'MultiViews + br: sibling');
-ok $r->content eq slurp("$g/mv/a.html.br");
+ok t_cmp($r->header('Content-Encoding'), if_built('br', undef),
+         'MultiViews + br: sibling');
+ok $r->content eq (built('br') ? slurp("$g/mv/a.html.br") : $orig);
 
 # ---- 1: a declared Content-Encoding is never encoded again -----------------
 my $plain = "line of an already compressed response\n" x 200;

@@ -43,7 +43,8 @@ $r = fetch($url, 'Accept-Encoding' => 'gzip', 'If-Match' => '"other"');
 ok t_cmp($r->code, 412, 'If-Match with another ETag -> 412');
 
 my $br = fetch($url, 'Accept-Encoding' => 'br');
-ok t_cmp($br->header('ETag'), qr/-br"$/, 'brotli ETag is marked');
+ok t_cmp($br->header('ETag'), built('br') ? qr/-br"$/ : $etag,
+         'brotli ETag is marked (without brotli: the identity ETag)');
 $r304 = fetch($url, 'Accept-Encoding' => 'br',
               'If-None-Match' => $br->header('ETag'));
 ok t_cmp($r304->code, 304, 'brotli ETag revalidates');
@@ -58,8 +59,9 @@ for my $coding (qw(gzip br identity)) {
     }
     # The compressed length is only known by compressing, which a HEAD
     # does not do: it says nothing rather than something wrong.
+    my $as_is = $coding eq 'identity' || !built($coding);
     ok t_cmp($h->header('Content-Length'),
-             $coding eq 'identity' ? $g->header('Content-Length') : undef,
+             $as_is ? $g->header('Content-Length') : undef,
              "HEAD $coding Content-Length");
     ok t_cmp(length($h->content), 0, "HEAD $coding has no body");
 }
@@ -125,9 +127,9 @@ my @cases = (
     [ '*', 'gzip' ],                    # server preference (gzip br here)
     [ '*;q=0, identity', undef ],
     [ 'identity;q=1, gzip;q=0.5', undef ],
-    [ 'br;q=0.9, gzip;q=0.8', 'br' ],   # q beats server preference
+    [ 'br;q=0.9, gzip;q=0.8', if_built('br', 'gzip') ],  # q beats server preference
     [ 'gzip;q=0.5, br;q=0.5', 'gzip' ], # tie: server preference
-    [ 'br', 'br' ],
+    [ 'br', if_built('br', undef) ],
     [ 'gzip;q=1e308', undef ],
     [ "gzip;q=\x01", undef ],
 );

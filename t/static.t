@@ -9,6 +9,8 @@ use Apache::TestUtil;
 use File::Path qw(make_path);
 use POSIX qw(mkfifo);
 use Time::HiRes qw(sleep);
+use Apache::TestRequest ();
+use LWP::UserAgent ();
 use ADFTest;
 
 plan tests => 64;
@@ -102,21 +104,27 @@ link("$dir/chmodded.html.gz", "$dir/chmodded.snapshot") or die "link: $!";
 
 my $gzfile = slurp("$dir/page.html.gz");
 my $brfile = slurp("$dir/page.html.br");
+# A build without brotli leaves .br files alone: F as it is to br-only
+# clients, and the sections on the sibling's bytes use the .gz.
+my $b = built('br');
+my $identity_tag = qr{^(W/)?"[^"-]+-[^"-]+"$};
 
 # ---- the sibling is served as is ----------------------------------------
 my $r = fetch('/static/page.html', 'Accept-Encoding' => 'br');
-ok t_cmp($r->header('Content-Encoding'), 'br', 'br sibling');
-ok $r->content eq $brfile;
-ok t_cmp($r->header('Content-Length'), length($brfile), 'sibling length');
+ok t_cmp($r->header('Content-Encoding'), if_built('br', undef), 'br sibling');
+ok $r->content eq ($b ? $brfile : $orig);
+ok t_cmp($r->header('Content-Length'), length($b ? $brfile : $orig),
+         'sibling length');
 ok t_cmp($r->header('Content-Type'), qr{^text/html}, "F's type");
 ok t_cmp(vary_count($r), 1, 'Vary');
-ok t_cmp(unbrotli($r->content), $orig, 'decodes to F');
+ok t_cmp(decode_body($r), $orig, 'decodes to F');
 my $br_etag = $r->header('ETag');
-ok t_cmp($br_etag, qr/-ad-br-pre"$/, 'sibling ETag carries the coding');
+ok t_cmp($br_etag, $b ? qr/-ad-br-pre"$/ : $identity_tag,
+         'sibling ETag carries the coding');
 $r = fetch('/static/page.html?notes', 'Accept-Encoding' => 'br');
 my $n = note_for(qr{^GET /static/page.html\?notes });
-ok t_cmp("$n->{coding} $n->{reason} $n->{level}", 'br precompressed -',
-         'sibling notes');
+ok t_cmp("$n->{coding} $n->{reason} $n->{level}",
+         $b ? 'br precompressed -' : 'identity not-accepted 0', 'sibling notes');
 
 $r = fetch('/static/page.html', 'Accept-Encoding' => 'gzip');
 ok t_cmp($r->header('Content-Encoding'), 'gzip', 'gz sibling');
@@ -129,15 +137,16 @@ ok !defined $r->header('Content-Encoding');
 ok $r->content eq $orig;
 ok t_cmp(vary_count($r), 1, 'identity answer varies too');
 my $id_etag = $r->header('ETag');
-ok $br_etag ne $gz_etag && $br_etag ne $id_etag && $gz_etag ne $id_etag;
+ok $gz_etag ne $id_etag
+   && ($b ? $br_etag ne $gz_etag && $br_etag ne $id_etag : $br_etag eq $id_etag);
 
 # ---- q-values, then server preference (br gzip) ----------------------------
 my @choice = (
-    [ 'gzip, br', 'br' ],
+    [ 'gzip, br', if_built('br', 'gzip') ],
     [ 'gzip;q=1, br;q=0.5', 'gzip' ],
     [ 'br;q=0, gzip', 'gzip' ],
-    [ 'gzip;q=0.5, br;q=0.5', 'br' ],
-    [ '*', 'br' ],
+    [ 'gzip;q=0.5, br;q=0.5', if_built('br', 'gzip') ],
+    [ '*', if_built('br', 'gzip') ],
     [ 'identity', undef ],
 );
 for my $c (@choice) {
@@ -146,45 +155,49 @@ for my $c (@choice) {
 }
 
 # ---- 304, HEAD, Range over the sibling's bytes -------------------------------
-$r = fetch('/static/page.html', 'Accept-Encoding' => 'br',
-           'If-None-Match' => $br_etag);
+my $c = if_built('br', 'gzip');
+my ($cfile, $c_etag) = $b ? ($brfile, $br_etag) : ($gzfile, $gz_etag);
+$r = fetch('/static/page.html', 'Accept-Encoding' => $c,
+           'If-None-Match' => $c_etag);
 ok t_cmp($r->code, 304, 'If-None-Match -> 304');
 ok t_cmp(vary_count($r), 1, '304 with Vary');
-ok t_cmp($r->header('ETag'), $br_etag, '304 names the sibling ETag');
-my $lm = fetch('/static/page.html', 'Accept-Encoding' => 'br')
+ok t_cmp($r->header('ETag'), $c_etag, '304 names the sibling ETag');
+my $lm = fetch('/static/page.html', 'Accept-Encoding' => $c)
     ->header('Last-Modified');
-$r = fetch('/static/page.html', 'Accept-Encoding' => 'br',
+$r = fetch('/static/page.html', 'Accept-Encoding' => $c,
            'If-Modified-Since' => $lm);
 ok t_cmp($r->code, 304, 'If-Modified-Since -> 304');
-my $g = fetch('/static/page.html', 'Accept-Encoding' => 'br');
-my $h = head('/static/page.html', 'Accept-Encoding' => 'br');
+my $g = fetch('/static/page.html', 'Accept-Encoding' => $c);
+my $h = head('/static/page.html', 'Accept-Encoding' => $c);
 for my $name (qw(Content-Encoding Content-Length ETag Vary Content-Type)) {
     ok t_cmp($h->header($name), $g->header($name), "HEAD $name");
 }
-$r = fetch('/static/page.html', 'Accept-Encoding' => 'br',
+$r = fetch('/static/page.html', 'Accept-Encoding' => $c,
            'Range' => 'bytes=0-9');
 ok t_cmp($r->code, 206, 'Range -> 206');
-ok t_cmp($r->header('Content-Range'), 'bytes 0-9/' . length($brfile));
-ok $r->content eq substr($brfile, 0, 10);
-$r = fetch('/static/page.html', 'Accept-Encoding' => 'br',
-           'Range' => 'bytes=0-9', 'If-Range' => $br_etag);
+ok t_cmp($r->header('Content-Range'), 'bytes 0-9/' . length($cfile));
+ok $r->content eq substr($cfile, 0, 10);
+$r = fetch('/static/page.html', 'Accept-Encoding' => $c,
+           'Range' => 'bytes=0-9', 'If-Range' => $c_etag);
 ok t_cmp($r->code, 206, 'If-Range with the sibling ETag -> 206');
-# The identity ETag must not let a range of br bytes be spliced into an
+# The identity ETag must not let a range of coded bytes be spliced into an
 # identity download.
-$r = fetch('/static/page.html', 'Accept-Encoding' => 'br',
+$r = fetch('/static/page.html', 'Accept-Encoding' => $c,
            'Range' => 'bytes=0-9', 'If-Range' => $id_etag);
 ok t_cmp($r->code, 200, 'If-Range with the identity ETag -> full 200');
-ok $r->content eq $brfile;
+ok $r->content eq $cfile;
 
 # ---- index files ----------------------------------------------------------------
 $r = fetch('/static/', 'Accept-Encoding' => 'br');
-ok t_cmp($r->header('Content-Encoding'), 'br', 'index.html.br for /static/');
-ok t_cmp(unbrotli($r->content), $orig);
+ok t_cmp($r->header('Content-Encoding'), if_built('br', undef),
+         'index.html.br for /static/');
+ok t_cmp(decode_body($r), $orig);
 
 # ---- fall back to on-the-fly when a sibling is missing, stale or unusable ------
 $r = fetch('/static/gzonly.html', 'Accept-Encoding' => 'br');
-ok t_cmp($r->header('Content-Encoding'), 'br', 'no .br: brotli on the fly');
-ok t_cmp(unbrotli($r->content), $orig);
+ok t_cmp($r->header('Content-Encoding'), if_built('br', undef),
+         'no .br: brotli on the fly');
+ok t_cmp(decode_body($r), $orig);
 $r = fetch('/static/gzonly.html', 'Accept-Encoding' => 'gzip, br');
 ok t_cmp($r->header('Content-Encoding'), 'gzip', 'only .gz exists: served');
 ok $r->content eq slurp("$dir/gzonly.html.gz");
@@ -205,13 +218,19 @@ ok t_cmp(decode_body($r), $v2, 'chmod and link of an old sibling: not served');
 my $log = slurp(serverroot() . '/logs/error_log');
 ok t_cmp($log, qr/ignoring \S*stale\.html\.gz: its mark names another version/,
          'stale logged');
-ok t_cmp($log, qr/ignoring \S*unmarked\.html\.br: no mark shows that it holds/,
+# (a build without brotli does not look at .br files)
+ok t_cmp($log =~ /ignoring \S*unmarked\.html\.br: no mark shows that it holds/
+         ? 'logged' : 'not logged', $b ? 'logged' : 'not logged',
          'unmarked logged');
+# Once per process, not per request: ten requests on one kept-alive
+# connection (one child) add one line at most.
 my $count = () = $log =~ /ignoring \S*stale\.html\.gz/g;
-fetch('/static/stale.html', 'Accept-Encoding' => 'gzip');
+my $ka = LWP::UserAgent->new(keep_alive => 1);
+my $base = 'http://' . Apache::TestRequest::hostport();
+$ka->get("$base/static/stale.html", 'Accept-Encoding' => 'gzip') for 1 .. 10;
 my $log2 = slurp(serverroot() . '/logs/error_log');
 my $count2 = () = $log2 =~ /ignoring \S*stale\.html\.gz/g;
-ok $count2 <= $count + 1;       # once per process, not per request
+ok t_cmp($count2 - $count, qr/^[01]$/, 'the stale sibling logged once per process');
 
 # ---- symlinks allowed ----------------------------------------------------------
 $r = fetch('/static/links/a.html', 'Accept-Encoding' => 'gzip');

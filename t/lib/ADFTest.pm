@@ -18,7 +18,22 @@ our @EXPORT = qw(docroot fetch head gunzip_ok unbrotli unzstd decode_body slurp
                  spew gzip_xfl note_for set_load wait_for vary_count
                  serverroot compress_to make_sibling mark_sibling load_file
                  idle page old_time code_body holds scratch_server
-                 stop_scratch_server);
+                 stop_scratch_server codings built if_built decode_as
+                 sibling_ext);
+
+# The codings the module under test has, as its build's configure decided
+# (scripts/run-httpd-tests passes them): the tests assert what this build
+# does, with and without each optional coding, and never skip.
+my @codings = split ' ', ($ENV{ADF_CODINGS}
+    // die "ADF_CODINGS is not set: run the suite with scripts/run-httpd-tests\n");
+my %built = map { $_ => 1 } @codings;
+sub codings { @codings }
+sub built { $built{$_[0]} }
+# $coding where the build has it, else $otherwise.
+sub if_built {
+    my ($coding, $otherwise) = @_;
+    return $built{$coding} ? $coding : $otherwise;
+}
 
 sub docroot { Apache::Test::vars('documentroot') }
 sub serverroot { Apache::Test::vars('serverroot') }
@@ -62,15 +77,23 @@ sub unzstd {
     return $? == 0 ? $out : undef;
 }
 
-sub decode_body {
-    my ($res) = @_;
-    my $ce = $res->header('Content-Encoding') // '';
-    return $res->content if $ce eq '';
-    return gunzip_ok($res->content) if $ce eq 'gzip';
-    return unbrotli($res->content) if $ce eq 'br';
-    return unzstd($res->content) if $ce eq 'zstd';
+# $bytes decoded as Content-Encoding $coding ('' for identity); undef
+# when they are not that.
+sub decode_as {
+    my ($coding, $bytes) = @_;
+    return $bytes if $coding eq '';
+    return gunzip_ok($bytes) if $coding eq 'gzip';
+    return unbrotli($bytes) if $coding eq 'br';
+    return unzstd($bytes) if $coding eq 'zstd';
     return undef;
 }
+
+sub decode_body {
+    my ($res) = @_;
+    return decode_as($res->header('Content-Encoding') // '', $res->content);
+}
+
+sub sibling_ext { { gzip => '.gz', br => '.br', zstd => '.zst' }->{$_[0]} }
 
 sub slurp {
     my ($file) = @_;
@@ -158,7 +181,7 @@ sub mark_sibling {
 # (or $data) compressed, $f's mtime, and the mark.  Returns its path.
 sub make_sibling {
     my ($f, $coding, $data) = @_;
-    my $s = $f . { gzip => '.gz', br => '.br', zstd => '.zst' }->{$coding};
+    my $s = $f . sibling_ext($coding);
     compress_to($coding, defined $data ? $data : slurp($f), $s);
     system('touch', '-r', $f, $s) == 0 or die "touch -r $f $s";
     chmod 0644, $s;
@@ -191,14 +214,14 @@ sub vary_count {
 my $old = time - 1000;
 sub old_time { $old }
 
-# $file with $data, dated old_time(), and the siblings of @codings made
-# the way adaptive-precompress makes them.
+# $file with $data, dated old_time(), and the siblings of @codings (those
+# this build has) made the way adaptive-precompress makes them.
 sub page {
     my ($file, $data, @codings) = @_;
     spew($file, $data);
     chmod 0644, $file;
     utime $old, $old, $file;
-    make_sibling($file, $_) for @codings;
+    make_sibling($file, $_) for grep { built($_) } @codings;
 }
 
 # The status and the body as a client would read it: decoded by its

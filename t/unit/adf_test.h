@@ -30,13 +30,16 @@ static TCase *adf_test_case(Suite *s, const char *name)
     return tc;
 }
 
-/* Run a suite; the exit status for main(). */
+/* Run a suite, reporting in TAP on stdout (automake's TAP driver counts
+ * each test; CK_TAP_LOG_FILE_NAME may send it elsewhere); the exit status
+ * for main(). */
 static int adf_test_run(Suite *s)
 {
     SRunner *sr = srunner_create(s);
     int failed;
 
-    srunner_run_all(sr, CK_NORMAL);
+    srunner_set_tap(sr, "-");
+    srunner_run_all(sr, CK_SILENT);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? 1 : 0;

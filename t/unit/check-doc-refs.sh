@@ -11,21 +11,22 @@
 #    and every reason named anywhere is one the code has;
 #  - the server-status?auto keys and the ?json fields in docs/monitoring.md
 #    are those adf_status.c writes.
+# TAP: one result per name checked.
 set -u
 top=${srcdir:-.}
 cd "$top" || exit 1
 docs="README.md docs/*.md conf/adaptive_deflate.conf tools/adaptive-precompress.1"
-pass=0
+tap=0
 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+ok() { tap=$((tap + 1)); echo "ok $tap"; }
+bad() { tap=$((tap + 1)); fail=$((fail + 1)); echo "not ok $tap - $*"; }
 # same SET_A SET_B WHAT_A WHAT_B: every line of A in B and of B in A
 same() {
     for x in $1; do
         if printf '%s\n' $2 | grep -qxF -- "$x"; then ok; else bad "$x: $3, not $4"; fi
     done
     for x in $2; do
-        printf '%s\n' $1 | grep -qxF -- "$x" || bad "$x: $4, not $3"
+        if printf '%s\n' $1 | grep -qxF -- "$x"; then ok; else bad "$x: $4, not $3"; fi
     done
 }
 
@@ -157,5 +158,5 @@ rows=$(awk '/^## .*\?json/ {on = 1; next} /^## / {on = 0} on' docs/monitoring.md
 same "$src_json" "$rows" "a ?json field" "in docs/monitoring.md"
 
 
-echo "references: $pass passed, $fail failed"
+echo "1..$tap"
 [ $fail -eq 0 ]
