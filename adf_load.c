@@ -120,6 +120,32 @@ int adf_cpuset_from_status(const char *status, adf_cpuset_t *set)
     return -1;
 }
 
+int adf_proc_pid_cpu(const char *text, apr_uint64_t *ticks)
+{
+    const char *s = strrchr(text, ')');     /* the command may hold ")" */
+    apr_uint64_t v[2];
+    int field;
+
+    if (!s) {
+        return -1;
+    }
+    /* after "(comm)": state is field 3; utime and stime are 14 and 15 */
+    for (field = 2, s++; field < 13; field++) {
+        s = skip_blanks(s);
+        s += strcspn(s, " \n");
+        if (!*s) {
+            return -1;
+        }
+    }
+    for (field = 0; field < 2; field++) {
+        if (!(s = adf_scan_u64(skip_blanks(s), &v[field]))) {
+            return -1;
+        }
+    }
+    *ticks = v[0] + v[1];
+    return 0;
+}
+
 int adf_proc_stat_ncpus(const char *text)
 {
     const char *s = text;

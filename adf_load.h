@@ -32,6 +32,10 @@ int adf_cpuset_from_status(const char *status, adf_cpuset_t *set);
 int adf_proc_stat_parse(const char *text, const adf_cpuset_t *set,
                         adf_cpu_times_t *out);
 
+/* A process's CPU time from /proc/PID/stat: utime + stime, in clock
+ * ticks. */
+int adf_proc_pid_cpu(const char *text, apr_uint64_t *ticks);
+
 /* How many per-CPU lines /proc/stat has (the online CPUs); 0 if none. */
 int adf_proc_stat_ncpus(const char *text);
 

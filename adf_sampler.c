@@ -245,6 +245,19 @@ const char *adf_sampler_describe(const adf_sampler_t *s)
     return s->what;
 }
 
+int adf_sampler_pid_cpu(adf_sampler_t *s, apr_uint64_t pid,
+                        apr_uint64_t *ticks)
+{
+    char path[64];
+    const char *t;
+
+    snprintf(path, sizeof(path), "/proc/%" APR_UINT64_T_FMT "/stat", pid);
+    if (*s->root) {
+        return -1;      /* a fixture tree has no processes */
+    }
+    return (t = slurp(s, path)) ? adf_proc_pid_cpu(t, ticks) : -1;
+}
+
 const char *adf_sampler_error(const adf_sampler_t *s)
 {
     return s->err;

@@ -55,6 +55,11 @@ const char *adf_sampler_probe(adf_sampler_t *s, apr_pool_t *p);
 int adf_sampler_read(adf_sampler_t *s, apr_time_t now, adf_delta_t *prev,
                      adf_load_sample_t *out);
 
+/* A process's CPU time (utime + stime, clock ticks); -1 when it is gone.
+ * Allocates nothing. */
+int adf_sampler_pid_cpu(adf_sampler_t *s, apr_uint64_t pid,
+                        apr_uint64_t *ticks);
+
 /* Why the last read failed ("/proc/stat: No such file or directory"). */
 const char *adf_sampler_error(const adf_sampler_t *s);
 

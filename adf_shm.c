@@ -24,14 +24,15 @@
 #include <apr_global_mutex.h>
 #include <apr_shm.h>
 #include <apr_strings.h>
+#include <ap_mpm.h>
 #include <http_core.h>
 #include <mod_watchdog.h>
+#include <scoreboard.h>
 #include <unixd.h>
 #include <util_mutex.h>
 
 #include <grp.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -67,6 +68,7 @@ typedef struct {
     apr_time_t last;                    /* of the last good sample */
     adf_acc_t seen[ADF_NCODINGS][ADF_NLEVELS][ADF_NCLASSES];
     apr_uint64_t seen_eligible, seen_slow, seen_egress, seen_own;
+    apr_time_t seen_own_at;
     volatile apr_uint32_t hist_next;    /* samples written so far */
     adf_sample_t hist[ADF_HISTORY];
     /* Counters, added to by every child. */
@@ -84,7 +86,6 @@ typedef struct {
     volatile apr_uint64_t eligible_n;   /* responses they came in */
     volatile apr_uint64_t eligible_slow;    /* bytes for slow clients */
     volatile apr_uint64_t egress;       /* response bytes sent */
-    volatile apr_uint64_t own_ns;       /* the children's own CPU time */
     volatile apr_uint64_t own_pct;      /* a double's bits: last interval */
 } adf_shared_t;
 
@@ -141,6 +142,42 @@ static void publish(const adf_control_t *c)
     apr_atomic_set32(&shared->limited, (apr_uint32_t)c->limited);
 }
 
+/* The server's own CPU in the interval, beside "the CPUs are busy": the
+ * children's utime and stime (the scoreboard names them), as a share of
+ * the capacity.  A child that exited took its last part with it: such an
+ * interval reads low, never above the truth. */
+static void own_cpu(double capacity, apr_time_t now)
+{
+    static long hz;
+    apr_uint64_t sum = 0, ticks;
+    int i, limit = 0;
+
+    if (!hz) {
+        hz = sysconf(_SC_CLK_TCK);
+    }
+    ap_mpm_query(AP_MPMQ_HARD_LIMIT_DAEMONS, &limit);
+    for (i = 0; i < limit; i++) {
+        process_score *ps = ap_get_scoreboard_process(i);
+
+        if (ps && ps->pid > 0
+            && !adf_sampler_pid_cpu(monitor->sampler, (apr_uint64_t)ps->pid,
+                                    &ticks)) {
+            sum += ticks;
+        }
+    }
+    if (shared->seen_own_at && now > shared->seen_own_at && capacity > 0
+        && hz > 0) {
+        double used = sum > shared->seen_own
+                      ? (double)(sum - shared->seen_own) / hz : 0;
+        double secs = (double)(now - shared->seen_own_at) / APR_USEC_PER_SEC;
+
+        apr_atomic_set64(&shared->own_pct,
+                         bits_of(100.0 * used / (secs * capacity)));
+    }
+    shared->seen_own = sum;
+    shared->seen_own_at = now;
+}
+
 /* The interval's observations: what the children added since the last
  * sample. */
 static void observe(adf_obs_t *o, double load, apr_time_t now)
@@ -148,7 +185,6 @@ static void observe(adf_obs_t *o, double load, apr_time_t now)
     apr_uint64_t e = apr_atomic_read64(&shared->eligible);
     apr_uint64_t slow = apr_atomic_read64(&shared->eligible_slow);
     apr_uint64_t out = apr_atomic_read64(&shared->egress);
-    apr_uint64_t own = apr_atomic_read64(&shared->own_ns);
     int c, l, k;
 
     memset(o, 0, sizeof(*o));
@@ -161,13 +197,7 @@ static void observe(adf_obs_t *o, double load, apr_time_t now)
     shared->seen_eligible = e;
     shared->seen_slow = slow;
     shared->seen_egress = out;
-    /* the server's own share of the capacity, beside "the CPUs are busy" */
-    if (o->seconds > 0 && o->capacity > 0) {
-        apr_atomic_set64(&shared->own_pct, bits_of(
-            100.0 * (double)(own - shared->seen_own)
-            / (o->seconds * o->capacity * 1e9)));
-    }
-    shared->seen_own = own;
+    own_cpu(o->capacity, now);
     for (c = 0; c < ADF_NCODINGS; c++) {
         for (l = 0; l < ADF_NLEVELS; l++) {
             for (k = 0; k < ADF_NCLASSES; k++) {
@@ -267,10 +297,18 @@ static void sample(apr_time_t now)
 
 /* Sample if an interval has passed since the last attempt and nobody is
  * at it; costs one atomic read otherwise. */
+/* A fresh start samples four times as often for its first samples: under
+ * load the first second decides what the next seconds cost, and the
+ * controller starts from a cheap budget, not from what the load allows. */
+#define ADF_FAST_SAMPLES 6
+
 static void maybe_sample(apr_time_t now)
 {
+    apr_interval_time_t iv = apr_atomic_read32(&shared->hist_next)
+                             < ADF_FAST_SAMPLES ? monitor->interval / 4
+                                                : monitor->interval;
     /* A watchdog tick may come a little early: 90 % of the interval. */
-    apr_interval_time_t due = monitor->interval - monitor->interval / 10;
+    apr_interval_time_t due = iv - iv / 10;
 
     if (now - (apr_time_t)apr_atomic_read64(&shared->attempted) < due
         || apr_atomic_read32(&shared->generation) != monitor->generation
@@ -443,29 +481,9 @@ int adf_shm_stats(adf_stats_t *st)
     return 1;
 }
 
-/* This child's CPU time since its last tick, added to the server's. */
-static void count_own_cpu(void)
-{
-    static apr_uint64_t last;
-    struct rusage ru;
-    apr_uint64_t ns;
-
-    if (getrusage(RUSAGE_SELF, &ru) != 0) {
-        return;
-    }
-    ns = ((apr_uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec)
-          * 1000000 + (apr_uint64_t)(ru.ru_utime.tv_usec
-                                     + ru.ru_stime.tv_usec)) * 1000;
-    if (last && ns > last) {
-        apr_atomic_add64(&shared->own_ns, ns - last);
-    }
-    last = ns;
-}
-
 static apr_status_t tick(int state, void *data, apr_pool_t *pool)
 {
     if (state == AP_WATCHDOG_STATE_RUNNING && shared && monitor) {
-        count_own_cpu();
         maybe_sample(apr_time_now());
     }
     return APR_SUCCESS;

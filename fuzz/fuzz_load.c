@@ -35,6 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     adf_cgroup1_usage(s, &u);
     adf_psi_some_total(s, &u);
+    adf_proc_pid_cpu(s, &u);
+    adf_proc_stat_ncpus(s);
     if (!adf_load_file_parse(s, &d) && (d < 0 || d > 100)) {
         abort();
     }

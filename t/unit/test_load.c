@@ -44,11 +44,22 @@ END_TEST
 
 START_TEST(proc_stat_lines)
 {
+    apr_uint64_t u;
     adf_cpu_times_t t;
     adf_cpuset_t s;
 
     ck_assert_int_eq(adf_proc_stat_parse(proc_stat, NULL, &t), 0);
     ck_assert_int_eq(adf_proc_stat_ncpus(proc_stat), 3);
+    ck_assert_int_eq(adf_proc_pid_cpu("4242 (apache2) S 1 4242 4242 0 -1 "
+                                      "4194624 100 0 0 0 37 5 0 0 20 0 65 0",
+                                      &u), 0);
+    ck_assert_uint_eq(u, 42);
+    /* a command with spaces and parentheses */
+    ck_assert_int_eq(adf_proc_pid_cpu("7 (a) b (c)) R 1 1 1 0 -1 0 0 0 0 0 "
+                                      "10 20 0", &u), 0);
+    ck_assert_uint_eq(u, 30);
+    ck_assert_int_eq(adf_proc_pid_cpu("7 (short) R 1 1", &u), -1);
+    ck_assert_int_eq(adf_proc_pid_cpu("no parenthesis", &u), -1);
     ck_assert_int_eq(adf_proc_stat_ncpus("cpu  1 2 3\nintr 5\n"), 0);
     /* busy = user nice system irq softirq steal; iowait is idle */
     ck_assert_uint_eq(t.busy, 150 + 150 + 60);
