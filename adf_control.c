@@ -190,13 +190,22 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
      * closed loop serves more when it compresses more: B* overshoots
      * when it rises from an interval that compressed little). */
     used = sample > c->ema ? sample : c->ema;
-    /* The goal: the CPU target is a ceiling; with a bandwidth target the
-     * bytes matter only as egress approaches it, and less is spent. */
-    goal = conf->target;
+    /* The goal, of which the CPU target is the ceiling: what the bytes
+     * are worth.  Without a bandwidth target, time: all of the target for
+     * the bytes of clients whose path is slow (the share v), half of it
+     * for fast clients, to whom the bytes saved buy little time while the
+     * CPU's queue costs them latency.  With one, money: bytes matter as
+     * egress approaches the rate (a quarter of the target at half of it,
+     * all of it at the rate), whoever the client. */
+    v = obs->eligible >= 1 ? clamp(obs->eligible_slow / obs->eligible, 0, 1)
+                           : 0;
     if (conf->bw_target > 0) {
         double pressure = clamp((obs->egress / obs->seconds / conf->bw_target
                                  - 0.5) / 0.5, 0, 1);
-        goal *= 0.25 + 0.75 * pressure;
+        goal = conf->target * (0.25 + 0.75 * pressure);
+    }
+    else {
+        goal = conf->target * (ADF_FAST_SHARE + (1 - ADF_FAST_SHARE) * v);
     }
     if (fabs(used - goal) < ADF_CONTROL_BAND && obs->eligible >= 1) {
         return;         /* near the goal: noise is not a reason to move */
@@ -205,10 +214,8 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     if (rest < 0) {
         rest = 0;
     }
-    /* Slow clients (the share v of the bytes) get ADF_SLOW_WEIGHT times
-     * the budget: the mean weight of a byte is 1 + (W - 1) v. */
-    v = obs->eligible >= 1 ? clamp(obs->eligible_slow / obs->eligible, 0, 1)
-                           : 0;
+    /* Slow clients get ADF_SLOW_WEIGHT times the budget: the mean weight
+     * of a byte is 1 + (W - 1) v. */
     if (obs->eligible < 1) {
         want = top;        /* nothing to compress: no limit */
     }

@@ -27,6 +27,8 @@
  * ("slow": the link, not the CPU, holds its response back) gets this much
  * more budget than the others. */
 #define ADF_SLOW_WEIGHT     2.0
+/* The share of the CPU target the load of fast clients steers to. */
+#define ADF_FAST_SHARE      0.5
 #define ADF_LEARN_MIN       65536   /* bytes a rung needs to learn from */
 /* Smaller bodies teach nothing about per-byte cost or ratio: their cost
  * is mostly the coder's set-up, their ratio the header's. */

@@ -258,7 +258,7 @@ END_TEST
  * "none" and a cheap level beats every fixed setting by 10 %. */
 START_TEST(both_bind_mixing_wins)
 {
-    plant_t pl = { 125e6, 50000, 1.5e-4, 6, 0, 0.05, 0 };
+    plant_t pl = { 125e6, 50000, 1.5e-4, 6, 0, 0.05, 0, 1 };
     int best;
     double fixed, adaptive;
 
@@ -276,7 +276,7 @@ END_TEST
  * interval and comes back within a few after. */
 START_TEST(spike_is_followed)
 {
-    plant_t pl = { 12.5e6, 50000, 4e-4, 1, 0, 0, 0 };
+    plant_t pl = { 12.5e6, 50000, 4e-4, 1, 0, 0, 0, 1 };
     double before, during, after;
     int i;
 
@@ -345,7 +345,7 @@ END_TEST
  * uses, scales the others, and still lands the load on the target. */
 START_TEST(learns_a_slower_machine)
 {
-    plant_t pl = { 12.5e6, 50000, 4e-4, 0, 0, 0, 0 };
+    plant_t pl = { 12.5e6, 50000, 4e-4, 0, 0, 0, 0, 1 };
     double c, r, prior, pr, load;
     int best;
 
@@ -440,6 +440,27 @@ START_TEST(bandwidth_target)
 }
 END_TEST
 
+/* What the bytes are worth: to clients whose path is slow, the whole CPU
+ * target; to fast ones (a LAN, a proxy on the host) half of it, since
+ * the CPU's queue costs them more than the bytes save them. */
+START_TEST(fast_clients_get_half_the_target)
+{
+    plant_t pl = { 0, 50000, 1e-4, 1, 0, 0.02, 2000, 0 };
+    double fast, slow;
+
+    fresh();
+    run(&pl, 40, 1);
+    fast = ctl.ema;
+    fresh();
+    pl.slow = 1;
+    run(&pl, 40, 1);
+    slow = ctl.ema;
+    printf("fast clients: load %.0f%%; slow clients: %.0f%%\n", fast, slow);
+    ck_assert(fast > 40 - 5 && fast < 40 + 5);
+    ck_assert(slow > 80 - 5 && slow < 80 + 5);
+}
+END_TEST
+
 /* The safety net: two samples at OFF pause compression until one falls
  * below ON. */
 START_TEST(limit_hysteresis)
@@ -486,6 +507,7 @@ int main(void)
     tcase_add_test(tc, learns_a_slower_machine);
     tcase_add_test(tc, learning_is_content_blind);
     tcase_add_test(tc, bandwidth_target);
+    tcase_add_test(tc, fast_clients_get_half_the_target);
     tcase_add_test(tc, limit_hysteresis);
     return adf_test_run(s);
 }
