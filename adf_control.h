@@ -120,4 +120,9 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
 /* The budget as a fraction of the top (log scale), for people: 0 .. 1. */
 double adf_control_effort(const adf_control_t *c);
 
+/* Idle, for background work (the compressed cache's worker): a smoothed
+ * load below this share of the CPU target. */
+#define ADF_IDLE_SHARE 0.5
+double adf_control_idle_below(const adf_control_conf_t *conf);
+
 #endif /* ADF_CONTROL_H */

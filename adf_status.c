@@ -2,6 +2,7 @@
  * server started.  HTML (self-contained: inline style and script, no
  * external assets) or, with "?json", the same figures as JSON. */
 #include "adf_status.h"
+#include "adf_cache.h"
 #include "adf_config.h"
 #include "adf_shm.h"
 
@@ -199,6 +200,7 @@ static void send_json(request_rec *r, const adf_stats_t *st,
     ap_rprintf(r, ",\"egress_bytes\":%" APR_UINT64_T_FMT, st->egress);
     send_model(r, st, pc);
     ap_rprintf(r, ",\"stale_siblings\":%" APR_UINT64_T_FMT, st->stale);
+    adf_cache_status_json(r, json_str);
     ap_rputs(",\"history\":[", r);
     for (i = 0; i < st->nhistory; i++) {
         const adf_sample_t *h = &st->history[i];
@@ -288,6 +290,12 @@ static const char page[] =
 " t+=table(['coding'].concat(lv.map(String)),c.map(function(n){return [n]"
 ".concat(lv.map(function(l){return d.levels[n][l]||0;}));}));\n"
 " t+='<p>stale siblings ignored: '+d.stale_siblings+'</p>';\n"
+" if(d.cache){t+='<h2>Compressed cache</h2>'+table(['directory','entries',"
+"'bytes','max','hit ratio','evictions','writable'],d.cache.dirs.map("
+"function(c){return [c.dir,c.entries,c.bytes,c.max_bytes,c.hit_ratio===null"
+"?'-':(100*c.hit_ratio).toFixed(1)+' %',c.evictions,c.writable?'yes':'no'];}"
+"))+'<p>queued: '+d.cache.queue+'; the server is '+(d.cache.idle?'idle: "
+"the worker compresses':'busy: the worker waits')+'</p>';}\n"
 " document.getElementById('tables').innerHTML=t;\n"
 " draw(d);document.body.dataset.chart='ok';\n"
 "}\n"
@@ -353,6 +361,7 @@ int adf_status_hook(request_rec *r, int flags)
                    coded);
         ap_rprintf(r, "AdaptiveDeflateBytesIn: %" APR_UINT64_T_FMT "\n", in);
         ap_rprintf(r, "AdaptiveDeflateBytesOut: %" APR_UINT64_T_FMT "\n", out);
+        adf_cache_status_hook(r, flags);
         return OK;
     }
     ap_rputs("<hr>\n<h2>mod_adaptive_deflate</h2>\n<dl>", r);
@@ -366,5 +375,6 @@ int adf_status_hook(request_rec *r, int flags)
                st->reasons[ADF_R_CPU_LIMIT] + st->reasons[ADF_R_LOAD]);
     ap_rprintf(r, "<dt>%" APR_UINT64_T_FMT " bytes compressed to %"
                APR_UINT64_T_FMT "</dt>\n</dl>\n", in, out);
+    adf_cache_status_hook(r, flags);
     return OK;
 }

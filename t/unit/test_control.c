@@ -447,12 +447,25 @@ START_TEST(limit_hysteresis)
 }
 END_TEST
 
+/* Idle, for background work: below half the CPU target. */
+START_TEST(idle_mark)
+{
+    adf_control_conf_t c = { 0 };
+
+    c.target = 80;
+    ck_assert(adf_control_idle_below(&c) == 40);
+    c.target = 50;
+    ck_assert(adf_control_idle_below(&c) == 25);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("control");
     TCase *tc = adf_test_case(s, "traces");
 
     tcase_add_test(tc, idle_compresses_at_the_top);
+    tcase_add_test(tc, idle_mark);
     tcase_add_test(tc, cpu_bound_backs_off);
     tcase_add_test(tc, link_bound_matches_the_best_level);
     tcase_add_test(tc, both_bind_mixing_wins);
