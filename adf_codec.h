@@ -30,6 +30,10 @@ typedef struct adf_stream_t adf_stream_t;
 /* Flags for adf_stream_open. */
 #define ADF_STREAM_WHOLE 1  /* the whole input comes in one FINISH write */
 #define ADF_STREAM_PAD   2  /* adf_stream_pad will be called */
+/* At the coding's strongest level, the strongest its backend has, where
+ * one goes beyond the coding's scale (libdeflate's 12 for gzip 9, with
+ * ADF_STREAM_WHOLE): for output made once and kept (the cache). */
+#define ADF_STREAM_BEST  4
 
 /* Open a stream; its state is freed by adf_stream_close or, failing
  * that, when pool p is cleared.  size_hint is the input's length when

@@ -9,6 +9,7 @@
  * of known length go to libdeflate (igzip for level 1), streams to igzip
  * for levels 1-3 and to zlib above; zlib does whatever the others
  * cannot (length hiding pads the gzip header, which only zlib exposes).
+ * ADF_STREAM_BEST at level 9 takes libdeflate to its 12 (the cache).
  */
 #include "config.h"
 #include "adf_codec_impl.h"
@@ -27,6 +28,9 @@ static const adf_backend_t *gzip_pick(int level, apr_off_t hint, int flags,
 #endif
 #ifdef ADF_HAVE_LIBDEFLATE
     if ((flags & ADF_STREAM_WHOLE) && hint <= ADF_WHOLE_MAX) {
+        if ((flags & ADF_STREAM_BEST) && level == 9) {
+            *blevel = 12;       /* libdeflate's strongest */
+        }
         return &adf_backend_libdeflate;
     }
 #endif

@@ -87,6 +87,7 @@ void *adf_merge_srv_conf(apr_pool_t *p, void *basev, void *addv)
     sc->cpu_off = MERGE(cpu_off);
     sc->cpu_on = MERGE(cpu_on);
     sc->limit_at = MERGE_PTR(limit_at);
+    sc->cache = MERGE_PTR(cache);
     return sc;
 }
 
@@ -100,6 +101,7 @@ void *adf_create_dir_conf(apr_pool_t *p, char *dir)
     dc->proxied = ADF_UNSET;
     dc->min_length = ADF_UNSET;
     dc->length_hiding = ADF_UNSET;
+    dc->cache = ADF_UNSET;
     for (i = 0; i < ADF_NCODINGS; i++) {
         dc->level_min[i] = ADF_UNSET;
         dc->level_max[i] = ADF_UNSET;
@@ -135,6 +137,7 @@ void *adf_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     }
     dc->statuses = MERGE_PTR(statuses);
     dc->length_hiding = MERGE(length_hiding);
+    dc->cache = MERGE(cache);
     return dc;
 }
 
@@ -163,6 +166,11 @@ const adf_types_t *adf_conf_types(const adf_dir_conf_t *dc)
 int adf_conf_length_hiding(const adf_dir_conf_t *dc)
 {
     return dc->length_hiding > 0 ? dc->length_hiding : 0;
+}
+
+int adf_conf_cache(const adf_dir_conf_t *dc)
+{
+    return dc->cache != 0;
 }
 
 int adf_conf_status_ok(const adf_dir_conf_t *dc, int status)
@@ -584,6 +592,56 @@ static const char *set_limit(cmd_parms *cmd, void *cfg, const char *off,
     return NULL;
 }
 
+/* "DIR MAXSIZE" in the server config or a virtual host: that server's
+ * cache; "On" or "Off" anywhere: whether the server's cache is used there.
+ * The directory's checks (it exists, the children may write it, nobody
+ * else may) are adf_cache_check_config's, where -t runs them too. */
+static const char *set_cache(cmd_parms *cmd, void *cfg, const char *arg,
+                             const char *size)
+{
+    adf_dir_conf_t *dc = cfg;
+    adf_srv_conf_t *sc;
+    adf_cache_conf_t *cc;
+    const char *err;
+    apr_size_t len;
+
+    if (!size) {
+        if (!strcasecmp(arg, "on") || !strcasecmp(arg, "off")) {
+            dc->cache = !strcasecmp(arg, "on");
+            return NULL;
+        }
+        return fail(cmd, "takes DIR MAXSIZE (server config, virtual host) "
+                    "or On|Off");
+    }
+    if (cmd->path) {
+        return fail(cmd, "DIR MAXSIZE belongs in the server config or a "
+                    "virtual host; here only On or Off");
+    }
+    cc = apr_pcalloc(cmd->pool, sizeof(*cc));
+    if ((err = adf_parse_size(cmd->pool, size, &cc->max))) {
+        return fail(cmd, err);
+    }
+    if (cc->max < 64 * 1024) {
+        return fail(cmd, apr_psprintf(cmd->pool, "MAXSIZE %s is below the "
+                                      "least useful size, 64k", size));
+    }
+    cc->dir = ap_server_root_relative(cmd->pool, arg);
+    if (!cc->dir) {
+        return fail(cmd, apr_psprintf(cmd->pool, "bad path '%s'", arg));
+    }
+    len = strlen(cc->dir);
+    while (len > 1 && cc->dir[len - 1] == '/') {
+        len--;
+    }
+    cc->dir = apr_pstrmemdup(cmd->pool, cc->dir, len);
+    cc->at = where(cmd);
+    cc->index = -1;
+    sc = ap_get_module_config(cmd->server->module_config,
+                              &adaptive_deflate_module);
+    sc->cache = cc;
+    return NULL;
+}
+
 /* Called once the records exist: the default type list is built here so
  * adf_conf_types never allocates per request. */
 void adf_config_init(apr_pool_t *p)
@@ -637,6 +695,9 @@ const command_rec adf_cmds[] = {
     AP_INIT_TAKE1("AdaptiveDeflateLengthHiding", set_length_hiding, NULL,
                   DIR_CTX, "Off, or up to this many random bytes of "
                   "padding in each gzip header (BREACH mitigation)"),
+    AP_INIT_TAKE12("AdaptiveDeflateCache", set_cache, NULL, DIR_CTX,
+                   "DIR MAXSIZE: a cache of strongly compressed static files "
+                   "(server config, virtual host); On|Off: use it here"),
     AP_INIT_TAKE1("AdaptiveDeflateLoadSource", set_source, NULL, RSRC_CONF,
                   "auto, cpus, cgroup, psi or file:PATH"),
     AP_INIT_TAKE1("AdaptiveDeflateLoadInterval", set_interval, NULL,

@@ -11,6 +11,15 @@
 
 #define ADF_UNSET (-1)
 
+/* A compressed cache (AdaptiveDeflateCache DIR MAXSIZE): a server's own,
+ * or inherited from the main server. */
+typedef struct {
+    const char *dir;                    /* absolute, no trailing slash */
+    apr_off_t max;                      /* bytes */
+    const char *at;                     /* "file:line" of the directive */
+    int index;                          /* among this configuration's */
+} adf_cache_conf_t;
+
 /* Settings of the one load controller: main server only. */
 typedef struct {
     int load_source;                    /* adf_source_e or unset */
@@ -20,6 +29,7 @@ typedef struct {
     int cpu_off, cpu_on;
     double bw_target;                   /* bytes/s; unset: -1, off: 0 */
     const char *target_at, *limit_at;   /* "file:line", when set */
+    adf_cache_conf_t *cache;            /* NULL: none */
 } adf_srv_conf_t;
 
 /* Per-response settings: server, vhost, directory and .htaccess. */
@@ -36,6 +46,7 @@ typedef struct {
     adf_coding_e prefs[ADF_MAX_PREFS];
     apr_array_header_t *statuses;       /* int */
     int length_hiding;                  /* max pad bytes; 0: off */
+    int cache;                          /* the server's cache used here */
 } adf_dir_conf_t;
 
 /* The defaults, in one place. */
@@ -75,6 +86,8 @@ int adf_conf_proxied(const adf_dir_conf_t *dc);
 const adf_types_t *adf_conf_types(const adf_dir_conf_t *dc);
 int adf_conf_length_hiding(const adf_dir_conf_t *dc);
 int adf_conf_status_ok(const adf_dir_conf_t *dc, int status);
+/* Is the server's compressed cache (if any) used here?  On by default. */
+int adf_conf_cache(const adf_dir_conf_t *dc);
 /* Fill a policy configuration from the directory's settings. */
 void adf_conf_policy(const adf_dir_conf_t *dc, adf_policy_conf_t *pc);
 void adf_conf_control(const adf_srv_conf_t *sc, adf_control_conf_t *cc);

@@ -254,3 +254,8 @@ double adf_control_effort(const adf_control_t *c)
     return clamp(log(c->budget / ADF_BUDGET_MIN)
                  / log(c->top / ADF_BUDGET_MIN), 0, 1);
 }
+
+double adf_control_idle_below(const adf_control_conf_t *conf)
+{
+    return conf->target * ADF_IDLE_SHARE;
+}

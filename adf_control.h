@@ -105,4 +105,9 @@ double adf_control_top(const adf_model_t *m, const adf_control_conf_t *conf);
 /* The budget as a fraction of the top (log scale), for people: 0 .. 1. */
 double adf_control_effort(const adf_control_t *c);
 
+/* Idle, for background work (the compressed cache's worker): a smoothed
+ * load below this share of the CPU target. */
+#define ADF_IDLE_SHARE 0.5
+double adf_control_idle_below(const adf_control_conf_t *conf);
+
 #endif /* ADF_CONTROL_H */

@@ -11,6 +11,7 @@
  * the request notes.  A HEAD gets the headers without the compressor.
  */
 #include "adf_filter.h"
+#include "adf_cache.h"
 #include "adf_codec.h"
 #include "adf_headers.h"
 #include "adf_rand.h"
@@ -141,7 +142,8 @@ int adf_filter_init(ap_filter_t *f)
                                                     &adaptive_deflate_module);
     adf_req_t *st = adf_req(r);
 
-    if (!r->main && !st->looked && adf_conf_precompressed(dc)) {
+    if (!r->main && !st->looked
+        && (adf_conf_precompressed(dc) || adf_cache_applies(r, dc))) {
         st->looked = 1;
         adf_static_swap(r, dc);
     }
@@ -208,7 +210,8 @@ static void note_decision(request_rec *r, const adf_decision_t *d,
     apr_table_setn(r->notes, ADF_NOTE_PREFIX "coding",
                    d->coding ? adf_coding_name(d->coding) : "identity");
     apr_table_setn(r->notes, ADF_NOTE_PREFIX "level",
-                   d->reason == ADF_R_PRECOMPRESSED ? "-"
+                   d->reason == ADF_R_PRECOMPRESSED
+                   || d->reason == ADF_R_CACHE_HIT ? "-"
                    : apr_itoa(r->pool, d->level));
     apr_table_setn(r->notes, ADF_NOTE_PREFIX "reason",
                    adf_reason_name(d->reason));
@@ -325,7 +328,7 @@ static void set_headers(request_rec *r, ap_filter_t *f, adf_coding_e c)
     apr_table_unset(r->err_headers_out, "Content-Encoding");
     apr_table_setn(r->headers_out, "Content-Encoding", adf_coding_name(c));
     r->content_encoding = NULL;
-    adf_suffix_etag(r, c, 0);
+    adf_suffix_etag(r, c, ADF_ETAG_FLY);
     /* The compressed bytes differ from run to run (the level follows the
      * load), so ranges over them would not be stable: send the full body
      * and do not offer ranges. */
@@ -448,10 +451,16 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         return step_aside(f, bb);
     }
     if (st->sibling) {
-        /* A precompressed sibling: its own bytes, validators of its own. */
+        /* A precompressed sibling or a cache entry: its own bytes,
+         * validators of its own. */
         d.coding = st->sibling;
-        d.reason = ADF_R_PRECOMPRESSED;
-        adf_suffix_etag(r, st->sibling, 1);
+        d.reason = st->cache_hit ? ADF_R_CACHE_HIT : ADF_R_PRECOMPRESSED;
+        d.level = -1;       /* no level of ours: none is counted */
+        adf_suffix_etag(r, st->sibling, st->cache_hit ? ADF_ETAG_CACHE
+                                                      : ADF_ETAG_SIBLING);
+        if (st->cache_hit) {
+            adf_cache_hit(r, st->cache);
+        }
         note_decision(r, &d, NULL);
         return step_aside(f, bb);
     }
@@ -477,7 +486,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     if (d.coding == ADF_IDENTITY || r->status == HTTP_NOT_MODIFIED) {
         /* Nothing to compress: a 304 names the compressed ETag. */
         if (d.coding != ADF_IDENTITY) {
-            adf_suffix_etag(r, d.coding, 0);
+            adf_suffix_etag(r, d.coding, ADF_ETAG_FLY);
         }
         note_decision(r, &d, &load);
         return step_aside(f, bb);

@@ -99,28 +99,34 @@ static int suffix_in(request_rec *r, apr_table_t *t, const char *suffix)
     return 1;
 }
 
-void adf_suffix_etag(request_rec *r, adf_coding_e c, int sibling)
+void adf_suffix_etag(request_rec *r, adf_coding_e c, int kind)
 {
     const char *suffix = adf_coding(c)->etag_suffix;
 
-    if (sibling) {
-        suffix = apr_pstrcat(r->pool, suffix, ADF_SIBLING_ETAG, NULL);
+    if (kind != ADF_ETAG_FLY) {
+        suffix = apr_pstrcat(r->pool, suffix, kind == ADF_ETAG_CACHE
+                             ? ADF_CACHE_ETAG : ADF_SIBLING_ETAG, NULL);
     }
     if (!suffix_in(r, r->headers_out, suffix)) {
         suffix_in(r, r->err_headers_out, suffix);
     }
 }
 
-/* How much of tag (len bytes) is our suffix for a coding: the sibling's
- * or the on-the-fly one; 0 when it carries neither. */
+/* How much of tag (len bytes) is our suffix for a coding: the sibling's,
+ * the cache entry's or the on-the-fly one; 0 when it carries none. */
 static apr_size_t suffix_len(const char *tag, apr_size_t len,
                              const char *suffix)
 {
-    apr_size_t sl = strlen(suffix), pl = sizeof(ADF_SIBLING_ETAG) - 1;
+    static const char *const kinds[] = { ADF_SIBLING_ETAG, ADF_CACHE_ETAG };
+    apr_size_t sl = strlen(suffix), pl;
+    int i;
 
-    if (len > sl + pl && !memcmp(tag + len - pl, ADF_SIBLING_ETAG, pl)
-        && !memcmp(tag + len - pl - sl, suffix, sl)) {
-        return sl + pl;
+    for (i = 0; i < 2; i++) {
+        pl = strlen(kinds[i]);
+        if (len > sl + pl && !memcmp(tag + len - pl, kinds[i], pl)
+            && !memcmp(tag + len - pl - sl, suffix, sl)) {
+            return sl + pl;
+        }
     }
     if (len > sl && !memcmp(tag + len - sl, suffix, sl)) {
         return sl;

@@ -21,16 +21,23 @@ int adf_resp_no_transform(const request_rec *r);
  * either header table; "identity" does not count), or NULL. */
 const char *adf_declared_encoding(const request_rec *r);
 
-/* What a sibling's ETag carries after its coding's suffix: a sibling and
- * the on-the-fly output of the same coding are different bytes. */
+/* What the ETag of a sibling and of a cache entry carry after their
+ * coding's suffix: they and the on-the-fly output of the same coding are
+ * different bytes. */
 #define ADF_SIBLING_ETAG "-pre"
+#define ADF_CACHE_ETAG "-cache"
 
-/* "abc" -> "abc-ad-gzip" (a sibling: "abc-ad-gzip-pre"), W/"abc" ->
- * W/"abc-ad-gzip", in whichever table holds the ETag; a missing or
- * malformed ETag is left alone.  The suffixes are this module's own, so
- * a tag a backend made ("v1-gzip", mod_deflate's) is never taken for
- * one of ours. */
-void adf_suffix_etag(request_rec *r, adf_coding_e c, int sibling);
+/* Whose bytes a compressed ETag names. */
+#define ADF_ETAG_FLY 0          /* compressed on the fly */
+#define ADF_ETAG_SIBLING 1      /* a precompressed sibling */
+#define ADF_ETAG_CACHE 2        /* a compressed cache entry */
+
+/* "abc" -> "abc-ad-gzip" (a sibling: "abc-ad-gzip-pre", a cache entry:
+ * "abc-ad-gzip-cache"), W/"abc" -> W/"abc-ad-gzip", in whichever table
+ * holds the ETag; a missing or malformed ETag is left alone.  The
+ * suffixes are this module's own, so a tag a backend made ("v1-gzip",
+ * mod_deflate's) is never taken for one of ours. */
+void adf_suffix_etag(request_rec *r, adf_coding_e c, int kind);
 
 /* Let If-None-Match / If-Match carrying the ETag of a compressed
  * representation match the handler's own (httpd bug 45023): our

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int adf_ts_cmp(const adf_ts_t *a, const adf_ts_t *b)
 {
@@ -27,6 +28,26 @@ adf_ts_t adf_ts_from_usec(apr_int64_t usec)
         t.nsec += 1000000000L;
     }
     return t;
+}
+
+void adf_ident_of_finfo(adf_ident_t *id, const apr_finfo_t *fi)
+{
+    id->dev = (apr_uint64_t)fi->device;
+    id->ino = (apr_uint64_t)fi->inode;
+    id->size = fi->size;
+    id->mtime = adf_ts_from_usec(fi->mtime);
+    id->ctime = adf_ts_from_usec(fi->ctime);
+}
+
+void adf_ident_of_stat(adf_ident_t *id, const struct stat *st)
+{
+    id->dev = (apr_uint64_t)st->st_dev;
+    id->ino = (apr_uint64_t)st->st_ino;
+    id->size = st->st_size;
+    id->mtime.sec = st->st_mtim.tv_sec;
+    id->mtime.nsec = st->st_mtim.tv_nsec;
+    id->ctime.sec = st->st_ctim.tv_sec;
+    id->ctime.nsec = st->st_ctim.tv_nsec;
 }
 
 int adf_ident_same(const adf_ident_t *a, const adf_ident_t *b)

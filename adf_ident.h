@@ -17,6 +17,7 @@
 #define ADF_IDENT_H
 
 #include <apr.h>
+#include <apr_file_info.h>
 
 typedef struct {
     apr_int64_t sec;
@@ -34,6 +35,14 @@ int adf_ts_cmp(const adf_ts_t *a, const adf_ts_t *b);
 
 /* From APR microseconds (apr_finfo_t's mtime and ctime). */
 adf_ts_t adf_ts_from_usec(apr_int64_t usec);
+
+/* The identity APR's stat gives (microsecond timestamps); fi needs
+ * APR_FINFO_MIN | APR_FINFO_IDENT. */
+void adf_ident_of_finfo(adf_ident_t *id, const apr_finfo_t *fi);
+
+/* The identity stat(2) gives, to the nanosecond. */
+struct stat;
+void adf_ident_of_stat(adf_ident_t *id, const struct stat *st);
 
 /* Is a the same version of the same file as b (all fields equal)? */
 int adf_ident_same(const adf_ident_t *a, const adf_ident_t *b);

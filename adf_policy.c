@@ -287,7 +287,7 @@ static const char *const reason_names[ADF_NREASONS] = {
     "max", "target", "size-cap", "precompressed", "cpu-limit", "load",
     "not-accepted", "min-length", "type", "status", "encoded",
     "no-transform", "env", "proxied", "subrequest", "codec-error",
-    "no-signal"
+    "no-signal", "cache-hit"
 };
 
 const char *adf_reason_name(adf_reason_e r)

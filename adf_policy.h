@@ -67,6 +67,7 @@ typedef enum {
     ADF_R_SUBREQUEST,
     ADF_R_CODEC_ERROR,
     ADF_R_NO_SIGNAL,            /* compressed at the lowest level: no signal */
+    ADF_R_CACHE_HIT,            /* served from the compressed cache */
     ADF_NREASONS
 } adf_reason_e;
 

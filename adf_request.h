@@ -10,6 +10,8 @@
 
 typedef struct {
     adf_coding_e sibling;   /* a precompressed sibling is being served */
+    int cache_hit;          /* ... and it is a compressed cache entry */
+    struct adf_cache_req_t *cache;  /* of this one (adf_cache.h) */
     const char *plain;      /* ... in place of this file */
     apr_finfo_t plain_finfo;
     int claimed;            /* a filter instance owns this response */

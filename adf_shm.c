@@ -19,22 +19,19 @@
  */
 #include "adf_shm.h"
 #include "adf_sampler.h"
+#include "adf_unixd.h"
 
 #include <apr_atomic.h>
 #include <apr_global_mutex.h>
-#include <apr_shm.h>
 #include <apr_strings.h>
 #include <ap_mpm.h>
 #include <http_core.h>
 #include <mod_watchdog.h>
 #include <scoreboard.h>
-#include <unixd.h>
 #include <util_mutex.h>
 
-#include <grp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define ADF_WATCHDOG_NAME "_adaptive_deflate_"
@@ -88,11 +85,6 @@ typedef struct {
     volatile apr_uint64_t egress;       /* response bytes sent */
     volatile apr_uint64_t own_pct;      /* a double's bits: last interval */
 } adf_shared_t;
-
-typedef struct {
-    apr_shm_t *shm;
-    apr_size_t size;
-} adf_retained_t;
 
 /* This configuration generation's view of the sampler. */
 typedef struct {
@@ -357,6 +349,28 @@ void adf_shm_view(adf_load_view_t *v)
     }
 }
 
+void adf_shm_idle_view(adf_idle_view_t *v)
+{
+    double raw, ema;
+
+    if (!shared || !monitor) {
+        v->load = -1;
+        v->stale = 1;
+        v->idle_below = 0;
+        v->capacity = 1;
+        return;
+    }
+    /* as the controller sees it: a rise counts at once */
+    raw = unscaled(apr_atomic_read32(&shared->raw));
+    ema = unscaled(apr_atomic_read32(&shared->ema));
+    v->load = raw > ema ? raw : ema;
+    v->stale = apr_time_now()
+               - (apr_time_t)apr_atomic_read64(&shared->sampled)
+               > 2 * monitor->interval;
+    v->idle_below = adf_control_idle_below(&monitor->conf);
+    v->capacity = adf_sampler_capacity(monitor->sampler);
+}
+
 void adf_shm_count_decision(const adf_decision_t *d)
 {
     if (!shared) {
@@ -519,34 +533,20 @@ static apr_status_t forget_monitor(void *data)
  * this is a graceful restart. */
 static adf_shared_t *attach(server_rec *s, const adf_control_conf_t *conf)
 {
-    adf_retained_t *rt = ap_retained_data_get(ADF_RETAINED_KEY);
     adf_shared_t *sh;
     apr_status_t rv;
+    int fresh;
 
-    if (!rt) {
-        rt = ap_retained_data_create(ADF_RETAINED_KEY, sizeof(*rt));
+    sh = adf_retained_shm(s, ADF_RETAINED_KEY, sizeof(*sh), &fresh, &rv);
+    if (!sh) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, ADFLOGNO(00002)
+                     "cannot create the shared load segment; "
+                     "compressing at the maximum level regardless of "
+                     "load");
+        return NULL;
     }
-    if (!rt->shm || rt->size != sizeof(adf_shared_t)) {
-        /* First start, or a new build of the module with a new layout. */
-        rv = apr_shm_create(&rt->shm, sizeof(adf_shared_t), NULL,
-                            s->process->pool);
-        if (rv != APR_SUCCESS) {
-            ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, ADFLOGNO(00002)
-                         "cannot create the shared load segment; "
-                         "compressing at the maximum level regardless of "
-                         "load");
-            rt->shm = NULL;
-            return NULL;
-        }
-        rt->size = sizeof(adf_shared_t);
-        sh = apr_shm_baseaddr_get(rt->shm);
+    if (fresh) {
         memset(sh, 0, sizeof(*sh));
-    }
-    else {
-        sh = apr_shm_baseaddr_get(rt->shm);
-        if (!ap_unixd_mpm_get_retained_data()->was_graceful) {
-            memset(sh, 0, sizeof(*sh));
-        }
     }
     if (!sh->started) {
         sh->started = apr_time_now();
@@ -558,46 +558,10 @@ static adf_shared_t *attach(server_rec *s, const adf_control_conf_t *conf)
     return sh;
 }
 
-/* Can the children's user read the source?  Asked of a forked process
- * that becomes that user, since the parent may well be root. */
-static const char *probe_as_children(adf_sampler_t *smp, apr_pool_t *p)
+/* Can the children's user read the source? */
+static const char *probe_sampler(void *baton, apr_pool_t *p)
 {
-    char buf[256];
-    int fds[2], status;
-    ssize_t n;
-    pid_t pid;
-
-    if (geteuid() != 0) {
-        return adf_sampler_probe(smp, p);
-    }
-    if (pipe(fds) != 0 || (pid = fork()) < 0) {
-        return NULL;    /* cannot tell: the running check will */
-    }
-    if (pid == 0) {
-        const char *err;
-
-        close(fds[0]);
-        if (setgid(ap_unixd_config.group_id) != 0
-            || (ap_unixd_config.user_name
-                && initgroups(ap_unixd_config.user_name,
-                              ap_unixd_config.group_id) != 0)
-            || setuid(ap_unixd_config.user_id) != 0) {
-            _exit(2);
-        }
-        if ((err = adf_sampler_probe(smp, p)) != NULL) {
-            n = write(fds[1], err, strlen(err));
-        }
-        _exit(0);
-    }
-    close(fds[1]);
-    n = read(fds[0], buf, sizeof(buf) - 1);
-    close(fds[0]);
-    waitpid(pid, &status, 0);
-    if (n > 0) {
-        buf[n] = '\0';
-        return apr_pstrdup(p, buf);
-    }
-    return NULL;
+    return adf_sampler_probe(baton, p);
 }
 
 int adf_shm_post_config(apr_pool_t *pconf, apr_pool_t *plog,
@@ -637,14 +601,13 @@ int adf_shm_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     apr_pool_cleanup_register(pconf, NULL, forget_monitor,
                               apr_pool_cleanup_null);
 
-    if ((err = probe_as_children(m->sampler, ptemp)) != NULL) {
+    if ((err = adf_as_children(probe_sampler, m->sampler, ptemp)) != NULL) {
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, ADFLOGNO(00012)
                      "AdaptiveDeflateLoadSource: %s cannot be read by the "
                      "user the children run as (%s): %s; until it can, "
                      "responses use the lowest level",
-                     adf_sampler_describe(m->sampler),
-                     ap_unixd_config.user_name ? ap_unixd_config.user_name
-                                               : "?", err);
+                     adf_sampler_describe(m->sampler), adf_children_user(),
+                     err);
     }
     else if (warning) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, ADFLOGNO(00003)

@@ -70,6 +70,17 @@ void adf_shm_child_init(apr_pool_t *pchild, server_rec *s);
  * is due, so its age is at most an interval while the source reads. */
 void adf_shm_view(adf_load_view_t *v);
 
+/* For work that may only run while the server is idle (the compressed
+ * cache's worker).  Reads only: takes no sample, logs nothing. */
+typedef struct {
+    double load;        /* the load as it moves (a rise at once, a fall
+                         * smoothed), percent; -1: no sample yet */
+    int stale;          /* no fresh sample: not known to be idle */
+    double idle_below;  /* the controller's idle mark, percent */
+    double capacity;    /* CPUs the load is a percentage of */
+} adf_idle_view_t;
+void adf_shm_idle_view(adf_idle_view_t *v);
+
 /* Counters.  A decision counts once per response with a body. */
 void adf_shm_count_decision(const adf_decision_t *d);
 void adf_shm_count_bytes(adf_coding_e c, apr_off_t in, apr_off_t out);

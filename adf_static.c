@@ -16,6 +16,8 @@
  *  - It stands for F only while it provably holds F's current version:
  *    adaptive-precompress marked it with F's identity (adf_ident.h) and F
  *    is still that inode, size, mtime and ctime.
+ *  - The compressed cache (adf_cache.c) answers through the same swap,
+ *    under the same rules, with its entry for F where no sibling does.
  *  - Where precompressed serving applies to F, F.gz is not a resource of
  *    its own: a direct request for it (or a subrequest: MultiViews,
  *    mod_autoindex, SSI) is not found; nor, anywhere, is a file that
@@ -24,6 +26,7 @@
  *    path info, filters that F's bytes always pass through).
  */
 #include "adf_static.h"
+#include "adf_cache.h"
 #include "adf_filter.h"
 #include "adf_ident.h"
 #include "adf_request.h"
@@ -86,15 +89,6 @@ static int served_verbatim(request_rec *r)
     return 1;
 }
 
-static void ident_of(const apr_finfo_t *fi, adf_ident_t *id)
-{
-    id->dev = (apr_uint64_t)fi->device;
-    id->ino = (apr_uint64_t)fi->inode;
-    id->size = fi->size;
-    id->mtime = adf_ts_from_usec(fi->mtime);
-    id->ctime = adf_ts_from_usec(fi->ctime);
-}
-
 typedef enum {
     MARK_OK,            /* names F as it is */
     MARK_NONE,          /* no mark: nobody vouched for this sibling */
@@ -152,7 +146,7 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
     if (sfi->size == 0 && f->size > 0) {
         return 0;   /* an empty sibling is broken, not compressed */
     }
-    ident_of(f, &fid);
+    adf_ident_of_finfo(&fid, f);
     if ((*mark = mark_of(path, &fid)) != MARK_OK) {
         return 0;
     }
@@ -222,6 +216,8 @@ static int sibling(request_rec *r, adf_coding_e c, const char **path,
 
 void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
 {
+    int pre = adf_conf_precompressed(dc);
+    adf_cache_req_t *cache;
     adf_policy_conf_t pc;
     adf_policy_in_t in;
     adf_decision_t d;
@@ -230,11 +226,15 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
     int checked[ADF_NCODINGS] = { 0 };
     apr_finfo_t sfi;
     const char *path;
-    int i, nleft;
+    int i, nleft, hit = 0;
     adf_coding_e c;
 
     if (r->finfo.filetype != APR_REG || (r->path_info && *r->path_info)
         || r->method_number != M_GET || !served_verbatim(r)) {
+        return;
+    }
+    cache = adf_cache_for(r, dc);
+    if (!pre && !cache) {
         return;
     }
     /* The same rules as on the fly (type, encoded, no-transform, env,
@@ -248,7 +248,8 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
         return;     /* no request could have a sibling here */
     }
     /* Look in the order the client prefers (q-values, then ours) and take
-     * the first usable sibling: one stat in the common case. */
+     * the first usable sibling, else cache entry: one stat in the common
+     * case. */
     memcpy(left, pc.prefs, sizeof(left));
     nleft = d.coding == ADF_IDENTITY ? 0 : pc.nprefs;
     while (nleft && (c = adf_negotiate(&acc, left, nleft)) != ADF_IDENTITY) {
@@ -256,24 +257,31 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
         }
         left[i] = left[--nleft];
         checked[c] = 1;
-        if (sibling(r, c, &path, &sfi)) {
-            ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
-                          "serving sibling %s", path);
+        if ((pre && sibling(r, c, &path, &sfi))
+            || (cache && (hit = adf_cache_lookup(r, cache, c, &path,
+                                                 &sfi)))) {
             adf_req_t *st = adf_req(r);
 
+            ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "serving %s %s",
+                          hit ? "cache entry" : "sibling", path);
             st->vary = 1;
             st->plain = r->filename;
             st->plain_finfo = r->finfo;
             st->sibling = c;
+            st->cache_hit = hit;
+            st->cache = cache;
             r->filename = (char *)path;
             r->finfo = sfi;
             r->content_encoding = adf_coding_name(c);
             return;
         }
     }
+    if (cache && d.coding != ADF_IDENTITY) {
+        adf_cache_miss(r, cache, pc.prefs, pc.nprefs);
+    }
     /* F itself goes out; if any sibling exists, another client would
      * have got it, so the answer varies. */
-    for (i = 0; i < pc.nprefs; i++) {
+    for (i = 0; pre && i < pc.nprefs; i++) {
         if (!checked[pc.prefs[i]] && sibling(r, pc.prefs[i], &path, &sfi)) {
             adf_req(r)->vary = 1;
             break;
@@ -348,6 +356,7 @@ apr_status_t adf_static_unswap(request_rec *r, apr_bucket_brigade *bb)
     ap_set_content_length(r, st->plain_finfo.size);
     ap_set_etag(r);
     st->sibling = ADF_IDENTITY;
+    st->cache_hit = 0;
     return APR_SUCCESS;
 }
 

@@ -4,6 +4,7 @@
  * in), "?json", and "?metrics", the Prometheus text format 0.0.4.
  * docs/monitoring.md describes every figure. */
 #include "adf_status.h"
+#include "adf_cache.h"
 #include "adf_config.h"
 #include "adf_shm.h"
 #include "adf_status_html.h"    /* adf_status_page[], made by make */
@@ -280,6 +281,7 @@ static void send_json(request_rec *r, const adf_stats_t *st,
         json_counter(r, st, &counters[i]);
     }
     json_model(r, st, pc);
+    adf_cache_status_json(r, json_str);
     ap_rputs(",\"history\":[", r);
     for (i = 0; i < st->nhistory; i++) {
         const adf_sample_t *h = &st->history[i];
@@ -412,6 +414,69 @@ static void prom_model(request_rec *r, const adf_stats_t *st,
     }
 }
 
+/* The compressed cache's figures, per directory (none without a cache). */
+static void prom_cache(request_rec *r)
+{
+    static const struct {
+        const char *name, *type, *help;
+        apr_size_t at;
+    } fams[] = {
+#define CACHE_AT(f) APR_OFFSETOF(adf_cache_dir_stats_t, f)
+        { "cache_entries", "gauge", "Entries in the cache directory.",
+          CACHE_AT(entries) },
+        { "cache_bytes", "gauge", "Bytes the entries take.",
+          CACHE_AT(bytes) },
+        { "cache_hits_total", "counter", "Responses answered from the cache.",
+          CACHE_AT(hits) },
+        { "cache_misses_total", "counter", "Responses the cache could have "
+          "answered but had no entry for (the file was queued).",
+          CACHE_AT(misses) },
+        { "cache_evictions_total", "counter", "Entries removed to stay "
+          "within the directory's size.", CACHE_AT(evictions) },
+        { "cache_written_total", "counter", "Entries written.",
+          CACHE_AT(written) },
+        { "cache_corrupt_total", "counter", "Damaged entries found and "
+          "removed.", CACHE_AT(corrupt) },
+#undef CACHE_AT
+    };
+    adf_cache_dir_stats_t d[ADF_CACHE_DIRS];
+    apr_uint32_t queue;
+    int n, i, f, idle;
+
+    if (!(n = adf_cache_stats(d, ADF_CACHE_DIRS, &queue, &idle))) {
+        return;
+    }
+    for (f = 0; f < (int)(sizeof(fams) / sizeof(fams[0])); f++) {
+        prom_family(r, fams[f].name, fams[f].type, fams[f].help);
+        for (i = 0; i < n; i++) {
+            prom_value(r, fams[f].name,
+                       apr_psprintf(r->pool, "{dir=\"%s\"}",
+                                    prom_label(r->pool, d[i].dir)),
+                       (double)*(const apr_uint64_t *)
+                       ((const char *)&d[i] + fams[f].at));
+        }
+    }
+    prom_family(r, "cache_max_bytes", "gauge", "AdaptiveDeflateCache's "
+                "size for the directory.");
+    for (i = 0; i < n; i++) {
+        prom_value(r, "cache_max_bytes", apr_psprintf(
+                       r->pool, "{dir=\"%s\"}", prom_label(r->pool, d[i].dir)),
+                   (double)d[i].max_bytes);
+    }
+    prom_family(r, "cache_writable", "gauge", "0 while files cannot be "
+                "written in the directory (a full disk): responses are "
+                "compressed on the fly.");
+    for (i = 0; i < n; i++) {
+        prom_value(r, "cache_writable", apr_psprintf(
+                       r->pool, "{dir=\"%s\"}", prom_label(r->pool, d[i].dir)),
+                   d[i].writable);
+    }
+    prom_gauge(r, "cache_queue_length", "Files waiting for the worker.",
+               queue);
+    prom_gauge(r, "cache_idle", "1 while the server is idle enough for the "
+               "worker to compress.", idle);
+}
+
 static void send_metrics(request_rec *r, const adf_stats_t *st,
                          const adf_policy_conf_t *pc)
 {
@@ -488,6 +553,7 @@ static void send_metrics(request_rec *r, const adf_stats_t *st,
                "at a level, as the model believes.", 1);
     prom_model(r, st, pc, "model_frontier", "1 when a level is on the "
                "efficient frontier (worth its cost).", 2);
+    prom_cache(r);
 }
 
 /* ---- the handler -------------------------------------------------------- */
@@ -562,6 +628,7 @@ int adf_status_hook(request_rec *r, int flags)
                    coded);
         ap_rprintf(r, "AdaptiveDeflateBytesIn: %" APR_UINT64_T_FMT "\n", in);
         ap_rprintf(r, "AdaptiveDeflateBytesOut: %" APR_UINT64_T_FMT "\n", out);
+        adf_cache_status_hook(r, flags);
         return OK;
     }
     ap_rputs("<hr>\n<h2>mod_adaptive_deflate</h2>\n<dl>", r);
@@ -575,5 +642,6 @@ int adf_status_hook(request_rec *r, int flags)
                st->reasons[ADF_R_CPU_LIMIT] + st->reasons[ADF_R_LOAD]);
     ap_rprintf(r, "<dt>%" APR_UINT64_T_FMT " bytes compressed to %"
                APR_UINT64_T_FMT "</dt>\n</dl>\n", in, out);
+    adf_cache_status_hook(r, flags);
     return OK;
 }

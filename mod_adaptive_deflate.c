@@ -2,6 +2,7 @@
  * server's CPU load.  This file is glue only: the module record, the
  * directive table (adf_config.c) and the hooks. */
 #include "adf_private.h"
+#include "adf_cache.h"
 #include "adf_config.h"
 #include "adf_filter.h"
 #include "adf_headers.h"
@@ -36,18 +37,22 @@ static void note_stock_modules(server_rec *s)
 static int adf_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                            apr_pool_t *ptemp, server_rec *s)
 {
+    int rv;
+
     adf_config_init(pconf);
     if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG
         && ap_state_query(AP_SQ_CONFIG_GEN) == 1) {
         note_stock_modules(s);
     }
-    return adf_shm_post_config(pconf, plog, ptemp, s);
+    rv = adf_shm_post_config(pconf, plog, ptemp, s);
+    return rv == OK ? adf_cache_post_config(pconf, plog, ptemp, s) : rv;
 }
 
 static void adf_child_init(apr_pool_t *pchild, server_rec *s)
 {
     adf_shm_child_init(pchild, s);
     adf_static_child_init(pchild, s);
+    adf_cache_child_init(pchild, s);
 }
 
 static int adf_log_transaction(request_rec *r)
@@ -62,11 +67,14 @@ static void adf_register_hooks(apr_pool_t *p)
     /* Before mod_watchdog's post_config (APR_HOOK_LAST) starts threads. */
     ap_hook_post_config(adf_post_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_check_config(adf_check_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_check_config(adf_cache_check_config, NULL, NULL,
+                         APR_HOOK_MIDDLE);
     ap_hook_child_init(adf_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_log_transaction(adf_log_transaction, NULL, NULL,
                             APR_HOOK_MIDDLE);
     ap_hook_fixups(adf_fixup_conditionals, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_fixups(adf_static_guard, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_fixups(adf_cache_guard, NULL, NULL, APR_HOOK_MIDDLE);
     /* Last, so an explicit ADAPTIVE_DEFLATE is already there to be found;
      * the sibling swap waits for the filter's init function. */
     ap_hook_insert_filter(adf_insert_filter, NULL, NULL,

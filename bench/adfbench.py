@@ -890,6 +890,14 @@ if think and think > 0 then
     return think
   end
 end
+-- ADFB_MANY=N, ADFB_MANY_PREFIX=/dir/f: each request for PREFIX<1..N>.html
+local many = tonumber(os.getenv("ADFB_MANY") or "")
+if many and many > 0 then
+  local prefix = os.getenv("ADFB_MANY_PREFIX")
+  function request()
+    return wrk.format(nil, prefix .. math.random(many) .. ".html")
+  end
+end
 function done(summary, latency, requests)
   local e = summary.errors
   local f = assert(io.open(out, "w"))

@@ -13,14 +13,17 @@ use ADFTest;
 
 my %counters = map { $_ => 1 } qw(
     responses compressed_responses input_bytes output_bytes level_responses
-    sibling_responses egress_bytes stale_siblings load_samples);
+    sibling_responses egress_bytes stale_siblings load_samples cache_hits
+    cache_misses cache_evictions cache_written cache_corrupt);
 my %gauges = map { $_ => 1 } qw(
     info start_time_seconds load_interval_seconds cpu_target_ratio
     cpu_limit_off_ratio cpu_limit_on_ratio load_ratio load_smoothed_ratio
     load_age_seconds load_stale load_error server_cpu_ratio
     compression_cpu_ratio limited effort_ratio budget_cpu_seconds_per_byte
     budget_max_cpu_seconds_per_byte level model_cost_scale
-    model_cpu_seconds_per_byte model_output_ratio model_frontier);
+    model_cpu_seconds_per_byte model_output_ratio model_frontier
+    cache_entries cache_bytes cache_max_bytes cache_writable
+    cache_queue_length cache_idle);
 
 plan tests => 5 + 2 * (keys(%counters) + keys(%gauges)) + 5 + 8 + 11 + 7;
 

@@ -271,15 +271,6 @@ static adf_ts_t ts_of(const struct timespec *t)
     return r;
 }
 
-static void ident_of(const struct stat *st, adf_ident_t *id)
-{
-    id->dev = st->st_dev;
-    id->ino = st->st_ino;
-    id->size = st->st_size;
-    id->mtime = ts_of(&st->st_mtim);
-    id->ctime = ts_of(&st->st_ctim);
-}
-
 /* Is path still the file version f? */
 static int unchanged(const char *path, const adf_ident_t *f)
 {
@@ -289,7 +280,7 @@ static int unchanged(const char *path, const adf_ident_t *f)
     if (lstat(path, &st) != 0) {
         return 0;
     }
-    ident_of(&st, &now);
+    adf_ident_of_stat(&now, &st);
     return adf_ident_same(f, &now);
 }
 
@@ -647,7 +638,7 @@ static int mark(job_t *j, const struct stat *st)
     adf_ident_t f;
     int n;
 
-    ident_of(st, &f);
+    adf_ident_of_stat(&f, st);
     n = adf_mark_format(v, &f);
     if (fsetxattr(j->fd, ADF_MARK_XATTR, v, (size_t)n, 0) == 0) {
         return 0;
@@ -781,7 +772,7 @@ static int attempt(apr_pool_t *p, const char *path, job_t *jobs, int njobs)
         close(in);
         return S_ISREG(st.st_mode) ? FAILED : DONE;
     }
-    ident_of(&st, &f);
+    adf_ident_of_stat(&f, &st);
     for (i = 0; i < njobs; i++) {
         jobs[i].state = sibling_state(jobs[i].sib, &f);
         if (jobs[i].state == SIB_CHECK
@@ -875,7 +866,7 @@ static void process_file(const char *path, const struct stat *st)
     int i, todo = 0, n;
 
     apr_pool_create(&p, pool);
-    ident_of(st, &f);
+    adf_ident_of_stat(&f, st);
     for (i = 0; i < opt.ncodings; i++) {
         jobs[i].c = opt.codings[i];
         jobs[i].sib = apr_pstrcat(p, path, adf_coding(jobs[i].c)->ext, NULL);

@@ -142,8 +142,9 @@ rows=$(sed -n 's/^| `\(AdaptiveDeflate[A-Za-z]*\)` |.*/\1/p' docs/monitoring.md 
 same "$src_auto" "$rows" "a server-status?auto key" "in docs/monitoring.md"
 # JSON keys: "name": in the writer (before the HTML page), the names given
 # to json_counts, and the kinds of body of the model.
-# The counters' JSON names are the first string of each row of counters[].
-code=$(cat adf_status.c)
+# The counters' JSON names are the first string of each row of counters[];
+# the compressed cache writes its object itself.
+code=$(cat adf_status.c adf_cache.c)
 src_json=$( (printf '%s\n' "$code" | grep -o '\\"[a-z_]*\\":' | tr -d '\\":'
              awk '/^static const counter_t counters\[\] = \{/ {on = 1; next}
                   on && /^\};/ {on = 0} on' adf_status.c \

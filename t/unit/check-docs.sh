@@ -49,7 +49,7 @@ for d in $code; do
     has_ht=no
     case $row in *.htaccess*) has_ht=yes ;; esac
     if [ -n "$section" ] && { [ "$has_ht" != "$want_ht" ] \
-           || ! printf '%s' "$ovr" | grep -q "| $want_ovr |"; }; then
+           || ! printf '%s' "$ovr" | grep -Eq "^\| Override \| $want_ovr( |\|)"; }; then
         why="$why${why:+; }docs say '$row' / '$ovr'; the code's context is ${ctx:-unknown}"
     fi
     if [ -n "$section" ] && ! printf '%s\n' "$section" | grep -q '^```apache'; then

@@ -70,6 +70,7 @@ static const case_t cases[] = {
 #ifdef ADF_HAVE_LIBDEFLATE
     { ADF_GZIP, 2, ADF_STREAM_WHOLE, "libdeflate", 200000 },
     { ADF_GZIP, 9, ADF_STREAM_WHOLE, "libdeflate", 200000 },
+    { ADF_GZIP, 9, ADF_STREAM_WHOLE | ADF_STREAM_BEST, "libdeflate", 65537 },
 #else
     { ADF_GZIP, 6, ADF_STREAM_WHOLE, "zlib", 200000 },
 #endif
@@ -402,6 +403,36 @@ START_TEST(gzip_padding)
 }
 END_TEST
 
+/* ADF_STREAM_BEST (the cache): the strongest the backend has, never
+ * weaker than the coding's top level; a streamed gzip stays zlib 9. */
+START_TEST(best_is_strongest)
+{
+    static const case_t top = { ADF_GZIP, 9, ADF_STREAM_WHOLE, NULL, 0 };
+    size_t n = 100000;
+    unsigned char *in = make_input(n, 1);
+    sink_buf_t a = { 0 }, b = { 0 };
+    adf_stream_t *s;
+
+    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 9, (apr_off_t)n,
+                                     top.flags, 0, collect, &a), APR_SUCCESS);
+    ck_assert_int_eq(adf_stream_write(s, (const char *)in, n, ADF_OP_FINISH),
+                     APR_SUCCESS);
+    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 9, (apr_off_t)n,
+                                     top.flags | ADF_STREAM_BEST, 0, collect,
+                                     &b), APR_SUCCESS);
+    ck_assert_int_eq(adf_stream_write(s, (const char *)in, n, ADF_OP_FINISH),
+                     APR_SUCCESS);
+    ck_assert_msg(b.len <= a.len, "best %zu > level 9 %zu", b.len, a.len);
+    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 9, -1,
+                                     ADF_STREAM_BEST, 0, collect, &b),
+                     APR_SUCCESS);
+    ck_assert_str_eq(adf_stream_backend(s), "zlib");
+    free(in);
+    free(a.data);
+    free(b.data);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("codec");
@@ -409,6 +440,7 @@ int main(void)
 
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, round_trips);
+    tcase_add_test(tc, best_is_strongest);
     tcase_add_test(tc, flush_points);
     tcase_add_test(tc, reference_tools);
 #ifdef ADF_HAVE_ZSTD

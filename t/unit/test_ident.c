@@ -2,6 +2,9 @@
 #include "adf_test.h"
 #include "../../adf_ident.h"
 
+#include <string.h>
+#include <sys/stat.h>
+
 static adf_ident_t ident(apr_int64_t msec, long mnsec, apr_int64_t csec,
                          long cnsec)
 {
@@ -77,6 +80,38 @@ START_TEST(marks)
 }
 END_TEST
 
+/* Identities from stat(2) (nanoseconds) and from APR (microseconds). */
+START_TEST(identity_sources)
+{
+    struct stat st;
+    apr_finfo_t fi;
+    adf_ident_t a, b;
+
+    memset(&st, 0, sizeof(st));
+    st.st_dev = 8;
+    st.st_ino = 99;
+    st.st_size = 1234;
+    st.st_mtim.tv_sec = 1700000000;
+    st.st_mtim.tv_nsec = 123456789;
+    st.st_ctim.tv_sec = 1700000001;
+    st.st_ctim.tv_nsec = 1000;
+    adf_ident_of_stat(&a, &st);
+    ck_assert(a.dev == 8 && a.ino == 99 && a.size == 1234);
+    ck_assert(a.mtime.sec == 1700000000 && a.mtime.nsec == 123456789);
+    ck_assert(a.ctime.sec == 1700000001 && a.ctime.nsec == 1000);
+    memset(&fi, 0, sizeof(fi));
+    fi.device = 8;
+    fi.inode = 99;
+    fi.size = 1234;
+    fi.mtime = APR_INT64_C(1700000000123456);
+    fi.ctime = APR_INT64_C(1700000001000001);
+    adf_ident_of_finfo(&b, &fi);
+    ck_assert(b.dev == 8 && b.ino == 99 && b.size == 1234);
+    ck_assert(b.mtime.sec == 1700000000 && b.mtime.nsec == 123456000);
+    ck_assert(b.ctime.sec == 1700000001 && b.ctime.nsec == 1000);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ident");
@@ -85,5 +120,6 @@ int main(void)
     tcase_add_test(tc, usec_conversion);
     tcase_add_test(tc, identity_equality);
     tcase_add_test(tc, marks);
+    tcase_add_test(tc, identity_sources);
     return adf_test_run(s);
 }

@@ -1,0 +1,739 @@
+/* The compressed cache: configuration checks, the shared queue and
+ * counters, and what a request does (look an entry up, note the outcome,
+ * queue its file).  The worker that fills the cache is adf_cache_worker.c;
+ * the file format adf_cache_entry.h.
+ *
+ * Lookups need no shared index: an entry's name follows from the source's
+ * identity, so a request stats one file per coding it tries.  Each child
+ * checks an entry's trailer and CRC the first time it serves it and then
+ * remembers the file (device, inode, size, mtime, ctime) as good.
+ */
+#include "adf_cache_shared.h"
+#include "adf_shm.h"
+#include "adf_unixd.h"
+
+#include <apr_atomic.h>
+#include <apr_hash.h>
+#include <apr_strings.h>
+#include <apr_thread_mutex.h>
+#include <http_core.h>
+#include <http_protocol.h>
+#include <mod_status.h>
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ADF_CACHE_RETAINED "mod_adaptive_deflate:cache"
+#define MEMO_MAX 8192           /* entries a child remembers as checked */
+
+struct adf_cache_req_t {
+    int index;                  /* the cache directory */
+    adf_ident_t key;            /* r's file */
+    apr_uint64_t hash;
+};
+
+static adf_cache_gen_t *gen;
+
+apr_off_t adf_cache_file_max(apr_off_t max)
+{
+    return max / 4 < ADF_CACHE_FILE_MAX ? max / 4 : ADF_CACHE_FILE_MAX;
+}
+
+int adf_cache_lock(adf_cache_shared_t *sh)
+{
+    int rc = pthread_mutex_lock(&sh->lock);
+
+    if (rc == EOWNERDEAD) {
+        /* Its holder was killed; every step leaves the queue whole. */
+        pthread_mutex_consistent(&sh->lock);
+        rc = 0;
+    }
+    return rc;
+}
+
+void adf_cache_unlock(adf_cache_shared_t *sh)
+{
+    pthread_mutex_unlock(&sh->lock);
+}
+
+/* ---- configuration -------------------------------------------------------- */
+
+static const char *probe_dir(void *baton, apr_pool_t *p)
+{
+    char buf[120];
+
+    if (access(baton, W_OK | X_OK) == 0) {
+        return NULL;
+    }
+    return apr_pstrdup(p, apr_strerror(APR_FROM_OS_ERROR(errno), buf,
+                                       sizeof(buf)));
+}
+
+/* What is wrong with a cache directory, or NULL. */
+static const char *check_dir(const char *dir, apr_pool_t *p)
+{
+    apr_finfo_t fi;
+    const char *err;
+    char buf[120];
+    apr_status_t rv;
+
+    rv = apr_stat(&fi, dir, APR_FINFO_TYPE | APR_FINFO_OWNER
+                            | APR_FINFO_PROT, p);
+    if (rv != APR_SUCCESS) {
+        return apr_psprintf(p, "%s (create it, owned by %s, mode 0700)",
+                            apr_strerror(rv, buf, sizeof(buf)),
+                            adf_children_user());
+    }
+    if (fi.filetype != APR_DIR) {
+        return "not a directory";
+    }
+    /* Whoever may write here may plant an entry that is then served as
+     * some other file. */
+    if (fi.protection & APR_WWRITE) {
+        return "any user may write it (chmod o-w)";
+    }
+    if ((fi.protection & APR_GWRITE) && fi.group != adf_children_gid()
+        && fi.group != 0) {
+        return "another group may write it (chmod g-w)";
+    }
+    if (fi.user != adf_children_uid() && fi.user != 0) {
+        return apr_psprintf(p, "owned by another user (uid %lu); chown it "
+                            "to %s", (unsigned long)fi.user,
+                            adf_children_user());
+    }
+    if ((err = adf_as_children(probe_dir, (void *)dir, p)) != NULL) {
+        return apr_psprintf(p, "%s cannot write in it: %s",
+                            adf_children_user(), err);
+    }
+    return NULL;
+}
+
+/* Is a is b or a directory above it? */
+static int holds(const char *a, const char *b)
+{
+    apr_size_t n = strlen(a);
+
+    return !strncmp(a, b, n) && (b[n] == '/' || !b[n] || !strcmp(a, "/"));
+}
+
+/* A cache directory that holds a DocumentRoot would hide the site: the
+ * cache's files are no resources (adf_cache_guard). */
+static const char *holds_a_site(server_rec *s, const char *dir)
+{
+    for (; s; s = s->next) {
+        const core_server_config *core = ap_get_core_module_config(
+                                             s->module_config);
+
+        if (core->ap_document_root && holds(dir, core->ap_document_root)) {
+            return core->ap_document_root;
+        }
+    }
+    return NULL;
+}
+
+int adf_cache_check_config(apr_pool_t *pconf, apr_pool_t *plog,
+                           apr_pool_t *ptemp, server_rec *s)
+{
+    apr_hash_t *seen = apr_hash_make(ptemp);
+    const char *site;
+    server_rec *v;
+
+    for (v = s; v; v = v->next) {
+        const adf_srv_conf_t *sc = ap_get_module_config(
+                                       v->module_config,
+                                       &adaptive_deflate_module);
+        const adf_cache_conf_t *cc = sc->cache, *other;
+        const char *err = NULL;
+
+        if (!cc) {
+            continue;
+        }
+        if ((other = apr_hash_get(seen, cc->dir, APR_HASH_KEY_STRING))) {
+            if (other->max != cc->max) {
+                err = apr_psprintf(ptemp, "a second size for this "
+                                   "directory (the first: %s)", other->at);
+            }
+        }
+        else if ((site = holds_a_site(s, cc->dir))) {
+            err = apr_psprintf(ptemp, "holds the DocumentRoot %s", site);
+        }
+        else {
+            apr_hash_set(seen, cc->dir, APR_HASH_KEY_STRING, cc);
+            err = check_dir(cc->dir, ptemp);
+        }
+        if (err) {
+            ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_EMERG, 0, NULL,
+                         ADFLOGNO(00017) "AdaptiveDeflateCache %s (%s): %s",
+                         cc->dir, cc->at, err);
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+    return OK;
+}
+
+static apr_uint64_t dir_hash(const char *dir, apr_off_t max)
+{
+    apr_uint64_t h = APR_UINT64_C(14695981039346656037);
+
+    for (; *dir; dir++) {
+        h = (h ^ (unsigned char)*dir) * APR_UINT64_C(1099511628211);
+    }
+    return h ^ (apr_uint64_t)max;
+}
+
+static void init_lock(adf_cache_shared_t *sh)
+{
+    pthread_mutexattr_t a;
+
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(&sh->lock, &a);
+    pthread_mutexattr_destroy(&a);
+}
+
+/* The segment, kept in retained data: a graceful restart keeps the
+ * counters of the directories still configured; a full restart clears
+ * everything.  The queue starts empty either way. */
+static adf_cache_shared_t *attach(server_rec *s)
+{
+    adf_cache_shared_t *sh;
+    apr_status_t rv;
+    int i, j, fresh;
+
+    sh = adf_retained_shm(s, ADF_CACHE_RETAINED, sizeof(*sh), &fresh, &rv);
+    if (!sh) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, ADFLOGNO(00018)
+                     "cannot create the compressed cache's shared "
+                     "segment: the cache is off");
+        return NULL;
+    }
+    if (fresh) {
+        memset(sh, 0, sizeof(*sh));
+        init_lock(sh);
+    }
+    for (i = 0; i < ADF_CACHE_DIRS; i++) {
+        apr_uint64_t h = i < gen->n ? dir_hash(gen->dir[i].conf->dir,
+                                               gen->dir[i].conf->max) : 0;
+
+        /* Counters follow their directory, wherever it is now listed. */
+        for (j = i; h && j < ADF_CACHE_DIRS && sh->counts[j].dir_hash != h;
+             j++) {
+        }
+        if (!h) {
+            j = ADF_CACHE_DIRS;
+        }
+        if (j == ADF_CACHE_DIRS) {
+            memset(&sh->counts[i], 0, sizeof(sh->counts[i]));
+        }
+        else if (j != i) {
+            adf_cache_counts_t t = sh->counts[i];
+
+            sh->counts[i] = sh->counts[j];
+            sh->counts[j] = t;
+        }
+        sh->counts[i].dir_hash = h;
+        sh->counts[i].counted = 0;
+    }
+    if (adf_cache_lock(sh) == 0) {
+        sh->count = 0;
+        sh->busy = 0;
+        adf_cache_unlock(sh);
+    }
+    apr_atomic_set32(&sh->generation, gen->generation);
+    return sh;
+}
+
+static apr_status_t forget_gen(void *data)
+{
+    gen = NULL;
+    return APR_SUCCESS;
+}
+
+int adf_cache_post_config(apr_pool_t *pconf, apr_pool_t *plog,
+                          apr_pool_t *ptemp, server_rec *s)
+{
+    adf_cache_gen_t *g;
+    server_rec *v;
+    int i;
+
+    gen = NULL;
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
+        return OK;
+    }
+    g = apr_pcalloc(pconf, sizeof(*g));
+    g->s = s;
+    g->generation = (apr_uint32_t)ap_state_query(AP_SQ_CONFIG_GEN);
+    for (v = s; v; v = v->next) {
+        const adf_srv_conf_t *sc = ap_get_module_config(
+                                       v->module_config,
+                                       &adaptive_deflate_module);
+        adf_cache_conf_t *cc = sc->cache;
+
+        if (!cc) {
+            continue;
+        }
+        for (i = 0; i < g->n && strcmp(g->dir[i].conf->dir, cc->dir); i++) {
+        }
+        if (i == ADF_CACHE_DIRS) {
+            ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_EMERG, 0, NULL,
+                         ADFLOGNO(00019) "AdaptiveDeflateCache %s (%s): "
+                         "more than %d cache directories", cc->dir, cc->at,
+                         ADF_CACHE_DIRS);
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+        if (i == g->n) {
+            apr_finfo_t fi;
+
+            g->dir[i].conf = cc;
+            if (apr_stat(&fi, cc->dir, APR_FINFO_IDENT, ptemp)
+                == APR_SUCCESS) {
+                g->dir[i].dev = (apr_uint64_t)fi.device;
+                g->dir[i].ino = (apr_uint64_t)fi.inode;
+            }
+            g->n++;
+        }
+        cc->index = i;
+    }
+    if (!g->n) {
+        return OK;
+    }
+    gen = g;
+    apr_pool_cleanup_register(pconf, NULL, forget_gen, apr_pool_cleanup_null);
+    if (!(g->sh = attach(s))) {
+        gen = NULL;
+        return OK;
+    }
+    for (i = 0; i < g->n; i++) {
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, ADFLOGNO(00020)
+                     "compressed cache %s, up to %" APR_OFF_T_FMT " bytes",
+                     g->dir[i].conf->dir, g->dir[i].conf->max);
+    }
+    adf_cache_worker_start(g, pconf);
+    return OK;
+}
+
+/* ---- what a child remembers of the entries it checked --------------------- */
+
+typedef struct {
+    apr_uint64_t dev, ino;
+    apr_off_t size;
+    apr_time_t mtime, ctime;
+} memo_key_t;
+
+typedef struct {
+    memo_key_t file;
+    adf_ident_t src;            /* checked as holding this source */
+    adf_coding_e coding;
+    apr_off_t length;           /* of the coded bytes */
+} memo_t;
+
+static apr_pool_t *memo_pool;
+static apr_hash_t *memo;
+static apr_thread_mutex_t *memo_lock;
+
+void adf_cache_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    if (!gen || apr_pool_create(&memo_pool, pchild) != APR_SUCCESS
+        || apr_thread_mutex_create(&memo_lock, APR_THREAD_MUTEX_DEFAULT,
+                                   pchild) != APR_SUCCESS) {
+        memo_lock = NULL;
+        return;
+    }
+    memo = apr_hash_make(memo_pool);
+}
+
+static void memo_key(memo_key_t *k, const apr_finfo_t *fi)
+{
+    memset(k, 0, sizeof(*k));
+    k->dev = (apr_uint64_t)fi->device;
+    k->ino = (apr_uint64_t)fi->inode;
+    k->size = fi->size;
+    k->mtime = fi->mtime;
+    k->ctime = fi->ctime;
+}
+
+/* The coded length of a file checked before for src and c, or -1. */
+static apr_off_t memo_get(const apr_finfo_t *fi, const adf_ident_t *src,
+                          adf_coding_e c)
+{
+    memo_key_t k;
+    const memo_t *m;
+    apr_off_t len = -1;
+
+    if (!memo_lock || apr_thread_mutex_lock(memo_lock) != APR_SUCCESS) {
+        return -1;
+    }
+    memo_key(&k, fi);
+    m = apr_hash_get(memo, &k, sizeof(k));
+    if (m && m->coding == c && adf_ident_same(&m->src, src)) {
+        len = m->length;
+    }
+    apr_thread_mutex_unlock(memo_lock);
+    return len;
+}
+
+static void memo_put(const apr_finfo_t *fi, const adf_ident_t *src,
+                     adf_coding_e c, apr_off_t length)
+{
+    memo_t *m;
+
+    if (!memo_lock || apr_thread_mutex_lock(memo_lock) != APR_SUCCESS) {
+        return;
+    }
+    if (apr_hash_count(memo) >= MEMO_MAX) {
+        apr_pool_clear(memo_pool);
+        memo = apr_hash_make(memo_pool);
+    }
+    m = apr_palloc(memo_pool, sizeof(*m));
+    memo_key(&m->file, fi);
+    m->src = *src;
+    m->coding = c;
+    m->length = length;
+    apr_hash_set(memo, &m->file, sizeof(m->file), m);
+    apr_thread_mutex_unlock(memo_lock);
+}
+
+/* ---- requests --------------------------------------------------------------- */
+
+int adf_cache_applies(request_rec *r, const adf_dir_conf_t *dc)
+{
+    const adf_srv_conf_t *sc = ap_get_module_config(r->server->module_config,
+                                                    &adaptive_deflate_module);
+
+    return gen && sc->cache && sc->cache->index >= 0 && adf_conf_cache(dc)
+           && adf_conf_enabled(dc);
+}
+
+adf_cache_req_t *adf_cache_for(request_rec *r, const adf_dir_conf_t *dc)
+{
+    const adf_srv_conf_t *sc = ap_get_module_config(r->server->module_config,
+                                                    &adaptive_deflate_module);
+    adf_cache_req_t *cr;
+
+    if (!adf_cache_applies(r, dc) || r->finfo.filetype != APR_REG
+        || r->finfo.size > adf_cache_file_max(sc->cache->max)
+        || strlen(r->filename) >= ADF_CACHE_PATH) {
+        return NULL;
+    }
+    cr = apr_palloc(r->pool, sizeof(*cr));
+    cr->index = sc->cache->index;
+    adf_ident_of_finfo(&cr->key, &r->finfo);
+    cr->hash = adf_cache_key_hash(&cr->key);
+    return cr;
+}
+
+/* Why the entry at path (fi) is not a whole entry of cr's file in coding
+ * c; NULL when it is, with *length the coded bytes.  *keep: it is not
+ * damaged, only of no use now (it holds another source: two keys, one
+ * hash; or it could not be read). */
+static const char *check_entry(request_rec *r, const adf_cache_req_t *cr,
+                               adf_coding_e c, const char *path,
+                               const apr_finfo_t *fi, apr_off_t *length,
+                               int *keep)
+{
+    unsigned char t[ADF_CACHE_TRAILER], buf[16384];
+    adf_cache_trailer_t tr = { 0 };
+    apr_file_t *fd;
+    apr_off_t off = fi->size - ADF_CACHE_TRAILER, left;
+    apr_uint32_t crc = 0;
+    apr_size_t n;
+    const char *why = NULL;
+
+    *keep = 0;
+    if (fi->size < ADF_CACHE_TRAILER) {
+        return "shorter than a trailer";
+    }
+    if (apr_file_open(&fd, path, APR_READ | APR_BINARY, 0, r->pool)
+        != APR_SUCCESS) {
+        *keep = 1;
+        return "cannot be opened";
+    }
+    if (apr_file_seek(fd, APR_SET, &off) != APR_SUCCESS
+        || apr_file_read_full(fd, t, sizeof(t), NULL) != APR_SUCCESS
+        || adf_cache_trailer_parse(t, fi->size, &tr)) {
+        why = "no trailer at its end (truncated or damaged)";
+    }
+    else if (!adf_cache_trailer_matches(&tr, &cr->key, c)) {
+        *keep = 1;
+        why = "holds another file";
+    }
+    else {
+        off = 0;
+        apr_file_seek(fd, APR_SET, &off);
+        for (left = (apr_off_t)tr.length; left > 0 && !why; left -= n) {
+            n = left < (apr_off_t)sizeof(buf) ? (apr_size_t)left : sizeof(buf);
+            if (apr_file_read_full(fd, buf, n, NULL) != APR_SUCCESS) {
+                why = "shorter than its trailer says";
+            }
+            crc = adf_cache_crc(crc, buf, n);
+        }
+        if (!why && crc != tr.crc) {
+            why = "its bytes do not match their CRC (damaged)";
+        }
+    }
+    apr_file_close(fd);
+    *length = (apr_off_t)tr.length;
+    return why;
+}
+
+int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
+                     const char **path, apr_finfo_t *fi)
+{
+    char name[ADF_CACHE_NAME_MAX];
+    const char *why;
+    apr_off_t length;
+    int keep;
+
+    adf_cache_entry_name(name, cr->hash, c);
+    *path = apr_pstrcat(r->pool, gen->dir[cr->index].conf->dir, "/", name,
+                        NULL);
+    if (apr_stat(fi, *path, APR_FINFO_MIN | APR_FINFO_IDENT, r->pool)
+        != APR_SUCCESS || fi->filetype != APR_REG) {
+        return 0;
+    }
+    if ((length = memo_get(fi, &cr->key, c)) < 0) {
+        if ((why = check_entry(r, cr, c, *path, fi, &length, &keep))) {
+            if (!keep && unlink(*path) == 0) {
+                apr_atomic_inc64(&gen->sh->counts[cr->index].corrupt);
+                ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
+                              ADFLOGNO(00021) "removed cache entry %s of "
+                              "%s: %s", *path, r->filename, why);
+            }
+            return 0;
+        }
+        memo_put(fi, &cr->key, c, length);
+    }
+    /* The default handler sends this much: the coded bytes. */
+    fi->size = length;
+    return 1;
+}
+
+void adf_cache_hit(request_rec *r, adf_cache_req_t *cr)
+{
+    adf_cache_shared_t *sh = gen->sh;
+    apr_uint32_t i = (apr_uint32_t)(cr->hash % ADF_CACHE_TOUCH);
+
+    apr_table_setn(r->notes, ADF_NOTE_PREFIX "cache", "hit");
+    apr_atomic_inc64(&sh->counts[cr->index].hits);
+    /* Two stores: a torn pair only misdates one entry's last use. */
+    apr_atomic_set64(&sh->touch[i].hash, cr->hash);
+    apr_atomic_set64(&sh->touch[i].used, (apr_uint64_t)r->request_time);
+}
+
+void adf_cache_miss(request_rec *r, adf_cache_req_t *cr,
+                    const adf_coding_e *prefs, int nprefs)
+{
+    adf_cache_shared_t *sh = gen->sh;
+    adf_cache_counts_t *n = &sh->counts[cr->index];
+    adf_cache_item_t *it;
+    apr_uint32_t i, codings = 0;
+
+    while (nprefs--) {
+        codings |= 1u << prefs[nprefs];
+    }
+    apr_table_setn(r->notes, ADF_NOTE_PREFIX "cache", "miss");
+    apr_atomic_inc64(&n->misses);
+    if (adf_cache_lock(sh)) {
+        return;
+    }
+    /* Once per file, however many children and threads miss it. */
+    if (sh->busy == cr->hash) {
+        goto done;
+    }
+    for (i = 0; i < sh->count; i++) {
+        it = &sh->queue[(sh->head + i) % ADF_CACHE_QUEUE];
+        if (it->hash == cr->hash && it->generation == gen->generation) {
+            it->codings |= codings;
+            goto done;
+        }
+    }
+    if (sh->count == ADF_CACHE_QUEUE) {
+        apr_atomic_inc64(&n->dropped);
+        goto done;
+    }
+    it = &sh->queue[(sh->head + sh->count) % ADF_CACHE_QUEUE];
+    it->key = cr->key;
+    it->hash = cr->hash;
+    it->generation = gen->generation;
+    it->cache = (apr_uint32_t)cr->index;
+    it->codings = codings;
+    apr_cpystrn(it->path, r->filename, sizeof(it->path));
+    sh->count++;        /* the item is whole before it counts */
+done:
+    adf_cache_unlock(sh);
+}
+
+/* Is r's file inside a cache directory (by name, or an entry's name in a
+ * directory that is one)? */
+static int in_cache_dir(request_rec *r)
+{
+    const char *base = strrchr(r->filename, '/');
+    apr_uint64_t hash;
+    adf_coding_e c;
+    apr_finfo_t fi;
+    long pid;
+    int i;
+
+    for (i = 0; i < gen->n; i++) {
+        if (holds(gen->dir[i].conf->dir, r->filename)) {
+            return 1;
+        }
+    }
+    if (!base || adf_cache_file_kind(base + 1, &hash, &c, &pid)
+                 == ADF_CACHE_FILE_OTHER
+        || apr_stat(&fi, apr_pstrmemdup(r->pool, r->filename,
+                                        base - r->filename),
+                    APR_FINFO_IDENT, r->pool) != APR_SUCCESS) {
+        return 0;
+    }
+    for (i = 0; i < gen->n; i++) {
+        if ((apr_uint64_t)fi.device == gen->dir[i].dev
+            && (apr_uint64_t)fi.inode == gen->dir[i].ino) {
+            return 1;   /* reached through a link */
+        }
+    }
+    return 0;
+}
+
+int adf_cache_guard(request_rec *r)
+{
+    if (!gen || !r->filename || !in_cache_dir(r)) {
+        return DECLINED;
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "%s is in a compressed "
+                  "cache: only served as an encoding of its source",
+                  r->filename);
+    return HTTP_NOT_FOUND;
+}
+
+/* ---- status ------------------------------------------------------------------- */
+
+static void json_ratio(request_rec *r, apr_uint64_t hits, apr_uint64_t misses)
+{
+    if (hits + misses) {
+        ap_rprintf(r, "%.4f", (double)hits / (double)(hits + misses));
+    }
+    else {
+        ap_rputs("null", r);
+    }
+}
+
+int adf_cache_stats(adf_cache_dir_stats_t *d, int max, apr_uint32_t *queue,
+                    int *idle)
+{
+    adf_idle_view_t v;
+    int i;
+
+    if (!gen) {
+        return 0;
+    }
+    for (i = 0; i < gen->n && i < max; i++) {
+        adf_cache_counts_t *n = &gen->sh->counts[i];
+
+        d[i].dir = gen->dir[i].conf->dir;
+        d[i].max_bytes = gen->dir[i].conf->max;
+        d[i].entries = apr_atomic_read64(&n->entries);
+        d[i].bytes = apr_atomic_read64(&n->bytes);
+        d[i].hits = apr_atomic_read64(&n->hits);
+        d[i].misses = apr_atomic_read64(&n->misses);
+        d[i].evictions = apr_atomic_read64(&n->evictions);
+        d[i].written = apr_atomic_read64(&n->written);
+        d[i].dropped = apr_atomic_read64(&n->dropped);
+        d[i].corrupt = apr_atomic_read64(&n->corrupt);
+        d[i].writable = !apr_atomic_read32(&n->failing);
+    }
+    adf_shm_idle_view(&v);
+    *queue = gen->sh->count;
+    *idle = !v.stale && v.load >= 0 && v.load < v.idle_below;
+    return i;
+}
+
+void adf_cache_status_json(request_rec *r,
+                           void (*str)(request_rec *r, const char *v))
+{
+    adf_cache_counts_t sum;
+    adf_idle_view_t idle;
+    int i;
+
+    if (!gen) {
+        ap_rputs(",\"cache\":null", r);
+        return;
+    }
+    memset(&sum, 0, sizeof(sum));
+    adf_shm_idle_view(&idle);
+    ap_rputs(",\"cache\":{\"dirs\":[", r);
+    for (i = 0; i < gen->n; i++) {
+        adf_cache_counts_t *n = &gen->sh->counts[i], c;
+
+        c.hits = apr_atomic_read64(&n->hits);
+        c.misses = apr_atomic_read64(&n->misses);
+        c.evictions = apr_atomic_read64(&n->evictions);
+        c.entries = apr_atomic_read64(&n->entries);
+        c.bytes = apr_atomic_read64(&n->bytes);
+        ap_rputs(i ? ",{\"dir\":" : "{\"dir\":", r);
+        str(r, gen->dir[i].conf->dir);
+        ap_rprintf(r, ",\"max_bytes\":%" APR_OFF_T_FMT ",\"entries\":%"
+                   APR_UINT64_T_FMT ",\"bytes\":%" APR_UINT64_T_FMT
+                   ",\"counted\":%s,\"hits\":%" APR_UINT64_T_FMT
+                   ",\"misses\":%" APR_UINT64_T_FMT ",\"hit_ratio\":",
+                   gen->dir[i].conf->max, c.entries, c.bytes,
+                   apr_atomic_read32(&n->counted) ? "true" : "false",
+                   c.hits, c.misses);
+        json_ratio(r, c.hits, c.misses);
+        ap_rprintf(r, ",\"evictions\":%" APR_UINT64_T_FMT ",\"written\":%"
+                   APR_UINT64_T_FMT ",\"dropped\":%" APR_UINT64_T_FMT
+                   ",\"corrupt\":%" APR_UINT64_T_FMT ",\"writable\":%s}",
+                   c.evictions, apr_atomic_read64(&n->written),
+                   apr_atomic_read64(&n->dropped),
+                   apr_atomic_read64(&n->corrupt),
+                   apr_atomic_read32(&n->failing) ? "false" : "true");
+        sum.hits += c.hits;
+        sum.misses += c.misses;
+        sum.evictions += c.evictions;
+        sum.entries += c.entries;
+        sum.bytes += c.bytes;
+    }
+    ap_rprintf(r, "],\"entries\":%" APR_UINT64_T_FMT ",\"bytes\":%"
+               APR_UINT64_T_FMT ",\"hits\":%" APR_UINT64_T_FMT ",\"misses\":%"
+               APR_UINT64_T_FMT ",\"hit_ratio\":", sum.entries, sum.bytes,
+               sum.hits, sum.misses);
+    json_ratio(r, sum.hits, sum.misses);
+    ap_rprintf(r, ",\"evictions\":%" APR_UINT64_T_FMT ",\"queue\":%u,"
+               "\"queue_max\":%d,\"working\":%s,\"worker_pid\":%u,"
+               "\"idle\":%s,\"idle_below\":%.1f}", sum.evictions,
+               gen->sh->count, ADF_CACHE_QUEUE,
+               apr_atomic_read64(&gen->sh->busy) ? "true" : "false",
+               apr_atomic_read32(&gen->sh->worker_pid),
+               !idle.stale && idle.load >= 0 && idle.load < idle.idle_below
+               ? "true" : "false", idle.idle_below);
+}
+
+void adf_cache_status_hook(request_rec *r, int flags)
+{
+    apr_uint64_t hits = 0, misses = 0, entries = 0, bytes = 0;
+    int i;
+
+    if (!gen) {
+        return;
+    }
+    for (i = 0; i < gen->n; i++) {
+        hits += apr_atomic_read64(&gen->sh->counts[i].hits);
+        misses += apr_atomic_read64(&gen->sh->counts[i].misses);
+        entries += apr_atomic_read64(&gen->sh->counts[i].entries);
+        bytes += apr_atomic_read64(&gen->sh->counts[i].bytes);
+    }
+    if (flags & AP_STATUS_SHORT) {
+        ap_rprintf(r, "AdaptiveDeflateCacheEntries: %" APR_UINT64_T_FMT "\n"
+                   "AdaptiveDeflateCacheBytes: %" APR_UINT64_T_FMT "\n"
+                   "AdaptiveDeflateCacheHits: %" APR_UINT64_T_FMT "\n"
+                   "AdaptiveDeflateCacheMisses: %" APR_UINT64_T_FMT "\n",
+                   entries, bytes, hits, misses);
+        return;
+    }
+    ap_rprintf(r, "<dl><dt>compressed cache: %" APR_UINT64_T_FMT " entries, %"
+               APR_UINT64_T_FMT " bytes, %" APR_UINT64_T_FMT " hits, %"
+               APR_UINT64_T_FMT " misses, %u queued</dt></dl>\n", entries,
+               bytes, hits, misses, gen->sh->count);
+}

@@ -1,0 +1,83 @@
+/* The compressed cache (AdaptiveDeflateCache DIR MAXSIZE): static files
+ * compressed once, at every coding's strongest setting, while the server
+ * is idle, and then served like precompressed siblings.
+ *
+ * A request for a static file F that would go out byte for byte (the
+ * sibling rules, adf_static.c) looks for F's entry (adf_cache_entry.h:
+ * named from F's identity) in the coding the client prefers; found and
+ * whole, the default handler serves the entry's file instead of F, as for
+ * a sibling.  Not found, F is compressed on the fly as ever, and queued:
+ * a bounded queue in shared memory, which one background worker per
+ * server (adf_cache_worker.c) drains while the CPU is idle.
+ */
+#ifndef ADF_CACHE_H
+#define ADF_CACHE_H
+
+#include "adf_private.h"
+#include "adf_config.h"
+
+/* check_config hook: every cache directory exists, the children's user may
+ * write and search it and nobody else may write it; two caches in one
+ * directory have one size.  Fails startup naming the directive. */
+int adf_cache_check_config(apr_pool_t *pconf, apr_pool_t *plog,
+                           apr_pool_t *ptemp, server_rec *s);
+
+/* post_config: number the caches, attach the shared queue and counters
+ * (kept over a graceful restart), start the worker's watchdog. */
+int adf_cache_post_config(apr_pool_t *pconf, apr_pool_t *plog,
+                          apr_pool_t *ptemp, server_rec *s);
+
+void adf_cache_child_init(apr_pool_t *pchild, server_rec *s);
+
+/* fixups hook: the cache's files are no resources of their own; a request
+ * that maps to one is not found. */
+int adf_cache_guard(request_rec *r);
+
+/* Is a cache used here (configured for r's server, AdaptiveDeflateCache
+ * not Off, AdaptiveDeflate On)?  Configuration only: cheap. */
+int adf_cache_applies(request_rec *r, const adf_dir_conf_t *dc);
+
+/* The cache r's file (r->finfo) may be answered from: where a cache is
+ * configured for r's server, AdaptiveDeflateCache is not Off and
+ * AdaptiveDeflate is On, for a regular file small enough to cache.  NULL
+ * otherwise.  Allocated from r->pool. */
+typedef struct adf_cache_req_t adf_cache_req_t;
+adf_cache_req_t *adf_cache_for(request_rec *r, const adf_dir_conf_t *dc);
+
+/* Does the cache hold r's file, as it is now, in coding c?  Then *path
+ * and *fi are the entry's file, fi->size the length of its coded bytes
+ * (what the default handler sends).  A corrupt entry is removed. */
+int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
+                     const char **path, apr_finfo_t *fi);
+
+/* The outcome, for the note, the counters and the queue: r was answered
+ * from the cache (hit), or not although it could have been: r's file is
+ * queued, to be made in the codings of the n in prefs (those r's
+ * directory may serve). */
+void adf_cache_hit(request_rec *r, adf_cache_req_t *cr);
+void adf_cache_miss(request_rec *r, adf_cache_req_t *cr,
+                    const adf_coding_e *prefs, int n);
+
+#define ADF_CACHE_DIRS 16       /* distinct cache directories */
+
+/* One cache directory's figures, for the metrics. */
+typedef struct {
+    const char *dir;
+    apr_off_t max_bytes;
+    apr_uint64_t entries, bytes, hits, misses, evictions, written, dropped,
+                 corrupt;
+    int writable;
+} adf_cache_dir_stats_t;
+
+/* The figures of up to max cache directories; the number there are (0:
+ * no cache).  *queue: files waiting; *idle: whether the worker may work. */
+int adf_cache_stats(adf_cache_dir_stats_t *d, int max, apr_uint32_t *queue,
+                    int *idle);
+
+/* Status: ",\"cache\":{...}" (null without a cache) for ?json; a line
+ * for mod_status. */
+void adf_cache_status_json(request_rec *r,
+                           void (*str)(request_rec *r, const char *v));
+void adf_cache_status_hook(request_rec *r, int flags);
+
+#endif /* ADF_CACHE_H */

@@ -1,0 +1,323 @@
+/* The compressed cache's file names, trailers and LRU index; see
+ * adf_cache_entry.h for the format. */
+#include "adf_cache_entry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define TEMP_SEP ".tmp."
+#define TRAILER_VERSION 1
+static const char magic[8] = { 'A', 'D', 'F', 'c', 'a', 'c', 'h', 'e' };
+
+static adf_ts_t ts_usec(adf_ts_t t)
+{
+    t.nsec -= t.nsec % 1000;
+    return t;
+}
+
+void adf_cache_key_usec(adf_ident_t *key)
+{
+    key->mtime = ts_usec(key->mtime);
+    key->ctime = ts_usec(key->ctime);
+}
+
+/* splitmix64's finaliser: every input bit moves every output bit. */
+static apr_uint64_t mix(apr_uint64_t h, apr_uint64_t v)
+{
+    h ^= v + APR_UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
+    h ^= h >> 30;
+    h *= APR_UINT64_C(0xbf58476d1ce4e5b9);
+    h ^= h >> 27;
+    h *= APR_UINT64_C(0x94d049bb133111eb);
+    return h ^ (h >> 31);
+}
+
+apr_uint64_t adf_cache_key_hash(const adf_ident_t *key)
+{
+    adf_ident_t k = *key;
+    apr_uint64_t h = 0;
+
+    adf_cache_key_usec(&k);
+    h = mix(h, k.dev);
+    h = mix(h, k.ino);
+    h = mix(h, (apr_uint64_t)k.size);
+    h = mix(h, (apr_uint64_t)k.mtime.sec);
+    h = mix(h, (apr_uint64_t)k.mtime.nsec);
+    h = mix(h, (apr_uint64_t)k.ctime.sec);
+    return mix(h, (apr_uint64_t)k.ctime.nsec);
+}
+
+void adf_cache_entry_name(char *buf, apr_uint64_t hash, adf_coding_e c)
+{
+    const adf_coding_t *d = adf_coding(c);
+
+    snprintf(buf, ADF_CACHE_NAME_MAX, "%016" APR_UINT64_T_HEX_FMT "%s",
+             hash, d ? d->ext : ".x");
+}
+
+void adf_cache_temp_name(char *buf, const char *name, long pid)
+{
+    snprintf(buf, ADF_CACHE_NAME_MAX, "%s" TEMP_SEP "%ld", name, pid);
+}
+
+static int hex_digit(char ch)
+{
+    return (ch >= '0' && ch <= '9') ? ch - '0'
+         : (ch >= 'a' && ch <= 'f') ? ch - 'a' + 10 : -1;
+}
+
+adf_cache_file_e adf_cache_file_kind(const char *name, apr_uint64_t *hash,
+                                     adf_coding_e *c, long *pid)
+{
+    const adf_coding_t *d = NULL;
+    const char *rest = name + 16, *tmp;
+    apr_uint64_t h = 0;
+    apr_size_t len;
+    int i, v;
+
+    for (i = 0; i < 16; i++) {
+        if ((v = hex_digit(name[i])) < 0) {
+            return ADF_CACHE_FILE_OTHER;
+        }
+        h = h << 4 | (apr_uint64_t)v;
+    }
+    tmp = strstr(rest, TEMP_SEP);
+    len = tmp ? (apr_size_t)(tmp - rest) : strlen(rest);
+    for (i = ADF_IDENTITY + 1; i < ADF_NCODINGS && !d; i++) {
+        d = adf_coding((adf_coding_e)i);
+        if (d && (strlen(d->ext) != len || memcmp(d->ext, rest, len))) {
+            d = NULL;
+        }
+    }
+    if (!d) {
+        return ADF_CACHE_FILE_OTHER;
+    }
+    *hash = h;
+    *c = d->id;
+    if (!tmp) {
+        return ADF_CACHE_FILE_ENTRY;
+    }
+    tmp += strlen(TEMP_SEP);
+    if (*tmp < '1' || *tmp > '9' || strspn(tmp, "0123456789") != strlen(tmp)
+        || strlen(tmp) > 9) {
+        return ADF_CACHE_FILE_OTHER;
+    }
+    *pid = strtol(tmp, NULL, 10);
+    return ADF_CACHE_FILE_TEMP;
+}
+
+apr_uint32_t adf_cache_crc(apr_uint32_t crc, const void *data,
+                           apr_size_t len)
+{
+    const Bytef *p = data;
+
+    /* zlib takes an unsigned int length */
+    while (len) {
+        uInt n = len > 0x40000000u ? 0x40000000u : (uInt)len;
+
+        crc = (apr_uint32_t)crc32(crc, p, n);
+        p += n;
+        len -= n;
+    }
+    return crc;
+}
+
+/* Little-endian fields, whatever the machine. */
+static void put32(unsigned char *p, apr_uint32_t v)
+{
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        p[i] = (unsigned char)(v >> (8 * i));
+    }
+}
+
+static void put64(unsigned char *p, apr_uint64_t v)
+{
+    put32(p, (apr_uint32_t)v);
+    put32(p + 4, (apr_uint32_t)(v >> 32));
+}
+
+static apr_uint32_t get32(const unsigned char *p)
+{
+    return (apr_uint32_t)p[0] | (apr_uint32_t)p[1] << 8
+           | (apr_uint32_t)p[2] << 16 | (apr_uint32_t)p[3] << 24;
+}
+
+static apr_uint64_t get64(const unsigned char *p)
+{
+    return (apr_uint64_t)get32(p) | (apr_uint64_t)get32(p + 4) << 32;
+}
+
+/* Layout: version, coding, length, dev, ino, size, mtime s, mtime ns,
+ * ctime ns, ctime s, CRC of the bytes, CRC of bytes 0-67, magic. */
+#define CRC_AT 68
+#define MAGIC_AT 72
+
+void adf_cache_trailer_format(unsigned char *buf,
+                              const adf_cache_trailer_t *t)
+{
+    put32(buf, TRAILER_VERSION);
+    put32(buf + 4, (apr_uint32_t)t->coding);
+    put64(buf + 8, t->length);
+    put64(buf + 16, t->key.dev);
+    put64(buf + 24, t->key.ino);
+    put64(buf + 32, (apr_uint64_t)t->key.size);
+    put64(buf + 40, (apr_uint64_t)t->key.mtime.sec);
+    put32(buf + 48, (apr_uint32_t)t->key.mtime.nsec);
+    put32(buf + 52, (apr_uint32_t)t->key.ctime.nsec);
+    put64(buf + 56, (apr_uint64_t)t->key.ctime.sec);
+    put32(buf + 64, t->crc);
+    put32(buf + CRC_AT, adf_cache_crc(0, buf, CRC_AT));
+    memcpy(buf + MAGIC_AT, magic, sizeof(magic));
+}
+
+int adf_cache_trailer_parse(const unsigned char *buf, apr_off_t file_size,
+                            adf_cache_trailer_t *t)
+{
+    apr_uint32_t coding;
+
+    if (memcmp(buf + MAGIC_AT, magic, sizeof(magic))
+        || get32(buf + CRC_AT) != adf_cache_crc(0, buf, CRC_AT)
+        || get32(buf) != TRAILER_VERSION) {
+        return -1;
+    }
+    coding = get32(buf + 4);
+    t->length = get64(buf + 8);
+    if (coding <= ADF_IDENTITY || coding >= ADF_NCODINGS
+        || file_size < ADF_CACHE_TRAILER
+        || t->length != (apr_uint64_t)(file_size - ADF_CACHE_TRAILER)) {
+        return -1;
+    }
+    t->coding = (adf_coding_e)coding;
+    t->key.dev = get64(buf + 16);
+    t->key.ino = get64(buf + 24);
+    t->key.size = (apr_int64_t)get64(buf + 32);
+    t->key.mtime.sec = (apr_int64_t)get64(buf + 40);
+    t->key.mtime.nsec = (long)get32(buf + 48);
+    t->key.ctime.nsec = (long)get32(buf + 52);
+    t->key.ctime.sec = (apr_int64_t)get64(buf + 56);
+    t->crc = get32(buf + 64);
+    return 0;
+}
+
+int adf_cache_trailer_matches(const adf_cache_trailer_t *t,
+                              const adf_ident_t *f, adf_coding_e c)
+{
+    adf_ident_t a = t->key, b = *f;
+
+    adf_cache_key_usec(&a);
+    adf_cache_key_usec(&b);
+    return t->coding == c && adf_ident_same(&a, &b);
+}
+
+/* ---- the index ---------------------------------------------------------- */
+
+/* Where hash is, or would be inserted. */
+static int slot(const adf_cache_index_t *x, apr_uint64_t hash)
+{
+    int lo = 0, hi = x->n;
+
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+
+        if (x->rec[mid].hash < hash) {
+            lo = mid + 1;
+        }
+        else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+adf_cache_rec_t *adf_cache_index_find(const adf_cache_index_t *x,
+                                      apr_uint64_t hash)
+{
+    int i = slot(x, hash);
+
+    return i < x->n && x->rec[i].hash == hash ? &x->rec[i] : NULL;
+}
+
+int adf_cache_index_add(adf_cache_index_t *x, apr_uint64_t hash,
+                        adf_coding_e c, apr_off_t bytes, apr_time_t used)
+{
+    int i = slot(x, hash);
+    adf_cache_rec_t *r;
+
+    if (i == x->n || x->rec[i].hash != hash) {
+        if (x->n == x->cap) {
+            int cap = x->cap ? 2 * x->cap : 64;
+            adf_cache_rec_t *n = realloc(x->rec, (size_t)cap * sizeof(*n));
+
+            if (!n) {
+                return -1;
+            }
+            x->rec = n;
+            x->cap = cap;
+        }
+        memmove(&x->rec[i + 1], &x->rec[i],
+                (size_t)(x->n - i) * sizeof(x->rec[0]));
+        x->n++;
+        memset(&x->rec[i], 0, sizeof(x->rec[0]));
+        x->rec[i].hash = hash;
+    }
+    r = &x->rec[i];
+    r->bytes += bytes - r->file[c];
+    x->bytes += bytes - r->file[c];
+    r->file[c] = bytes;
+    if (used > r->used) {
+        r->used = used;
+    }
+    return 0;
+}
+
+apr_off_t adf_cache_index_remove(adf_cache_index_t *x, apr_uint64_t hash)
+{
+    int i = slot(x, hash);
+    apr_off_t bytes;
+
+    if (i == x->n || x->rec[i].hash != hash) {
+        return 0;
+    }
+    bytes = x->rec[i].bytes;
+    x->bytes -= bytes;
+    memmove(&x->rec[i], &x->rec[i + 1],
+            (size_t)(x->n - i - 1) * sizeof(x->rec[0]));
+    x->n--;
+    return bytes;
+}
+
+const adf_cache_rec_t *adf_cache_index_victim(const adf_cache_index_t *x,
+                                              apr_off_t max,
+                                              apr_uint64_t keep)
+{
+    const adf_cache_rec_t *lru = NULL, *kept = NULL;
+    int i;
+
+    if (x->bytes <= max) {
+        return NULL;
+    }
+    for (i = 0; i < x->n; i++) {
+        const adf_cache_rec_t *r = &x->rec[i];
+
+        if (r->hash == keep) {
+            kept = r;
+        }
+        else if (!lru || r->used < lru->used) {
+            lru = r;
+        }
+    }
+    if (lru) {
+        return lru;
+    }
+    return kept && kept->bytes > max ? kept : NULL;
+}
+
+void adf_cache_index_free(adf_cache_index_t *x)
+{
+    free(x->rec);
+    memset(x, 0, sizeof(*x));
+}

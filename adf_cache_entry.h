@@ -1,0 +1,121 @@
+/* The compressed cache's files and its LRU bookkeeping.  Pure: no httpd.
+ *
+ * An entry holds one source version (a key: adf_ident_t) in one or more
+ * codings, one file per coding, named from the key: "<16 hex digits><ext>"
+ * ("3f0c9a1b2d4e5f60.br"), the digits a hash of the device, inode, size,
+ * mtime and ctime, timestamps in microseconds: the precision a request's
+ * stat has.  Any change to the source (an edit, even within the same
+ * second; a rollback with cp -p or touch -d; a chmod) moves its ctime and
+ * so its key: an old entry is never found for a new version.
+ *
+ * A file is the coded bytes followed by a trailer of ADF_CACHE_TRAILER
+ * bytes: the coding, the coded length, a CRC-32 of the coded bytes, the
+ * source's identity (nanoseconds), a CRC of the trailer itself and a
+ * magic number at the very end.  A reader checks that the file ends in a
+ * trailer whose length fits the file's size and whose key is the source it
+ * has (a truncated or appended file fails), and the CRC of the bytes the
+ * first time it serves the file; the default handler then sends the coded
+ * bytes only (the request's finfo says their length).
+ *
+ * Files are written as "<entry name>.tmp.<pid>" and renamed when complete,
+ * so no partial entry is ever visible under an entry's name; a temporary
+ * file whose process is gone is removed by the next scan.
+ */
+#ifndef ADF_CACHE_ENTRY_H
+#define ADF_CACHE_ENTRY_H
+
+#include "adf_coding.h"
+#include "adf_ident.h"
+
+#include <apr_time.h>
+
+/* "<16 hex><ext>.tmp.<pid>" and a NUL fit in this. */
+#define ADF_CACHE_NAME_MAX 48
+#define ADF_CACHE_TRAILER 80
+
+/* Truncate a key's timestamps to microseconds (what httpd's stat gives). */
+void adf_cache_key_usec(adf_ident_t *key);
+
+/* The hash that names key's entry, of its microsecond form. */
+apr_uint64_t adf_cache_key_hash(const adf_ident_t *key);
+
+/* The file name of coding c's file of the entry hash (buf holds
+ * ADF_CACHE_NAME_MAX bytes). */
+void adf_cache_entry_name(char *buf, apr_uint64_t hash, adf_coding_e c);
+
+/* The name of the temporary file process pid writes entry name into. */
+void adf_cache_temp_name(char *buf, const char *name, long pid);
+
+/* What a directory entry is: ADF_CACHE_FILE_ENTRY (*hash, *c set),
+ * ADF_CACHE_FILE_TEMP (*pid set) or ADF_CACHE_FILE_OTHER. */
+typedef enum {
+    ADF_CACHE_FILE_OTHER,
+    ADF_CACHE_FILE_ENTRY,
+    ADF_CACHE_FILE_TEMP
+} adf_cache_file_e;
+adf_cache_file_e adf_cache_file_kind(const char *name, apr_uint64_t *hash,
+                                     adf_coding_e *c, long *pid);
+
+typedef struct {
+    adf_coding_e coding;
+    apr_uint64_t length;        /* of the coded bytes before the trailer */
+    apr_uint32_t crc;           /* CRC-32 of the coded bytes */
+    adf_ident_t key;            /* the source, to the nanosecond */
+} adf_cache_trailer_t;
+
+/* CRC-32 (zlib's) of len bytes, continuing crc (0 to start). */
+apr_uint32_t adf_cache_crc(apr_uint32_t crc, const void *data,
+                           apr_size_t len);
+
+/* t as the ADF_CACHE_TRAILER bytes at buf. */
+void adf_cache_trailer_format(unsigned char *buf,
+                              const adf_cache_trailer_t *t);
+
+/* Parse the last ADF_CACHE_TRAILER bytes (buf) of a file of file_size
+ * bytes: 0, or -1 when they are no trailer of this format, or its coded
+ * length and the file's size disagree (truncated, appended to). */
+int adf_cache_trailer_parse(const unsigned char *buf, apr_off_t file_size,
+                            adf_cache_trailer_t *t);
+
+/* Does the trailer say its file holds source f (microsecond timestamps,
+ * as a request has them) in coding c? */
+int adf_cache_trailer_matches(const adf_cache_trailer_t *t,
+                              const adf_ident_t *f, adf_coding_e c);
+
+/* ---- LRU bookkeeping (the background worker's private index) ---------- */
+
+typedef struct {
+    apr_uint64_t hash;          /* the entry's key */
+    apr_off_t bytes;            /* its files, trailers included */
+    apr_off_t file[ADF_NCODINGS];   /* each coding's file; 0: none */
+    apr_time_t used;            /* last hit, or when it was written */
+} adf_cache_rec_t;
+
+typedef struct {
+    adf_cache_rec_t *rec;       /* sorted by hash; malloc'ed */
+    int n, cap;
+    apr_off_t bytes;            /* the sum of rec[].bytes */
+} adf_cache_index_t;
+
+/* Record coding c's file of bytes in the entry of hash (made if new; a
+ * file recorded before is replaced); used moves forward only.  -1 when
+ * out of memory. */
+int adf_cache_index_add(adf_cache_index_t *x, apr_uint64_t hash,
+                        adf_coding_e c, apr_off_t bytes, apr_time_t used);
+
+adf_cache_rec_t *adf_cache_index_find(const adf_cache_index_t *x,
+                                      apr_uint64_t hash);
+
+/* Forget the entry of hash; the bytes it had (0: there was none). */
+apr_off_t adf_cache_index_remove(adf_cache_index_t *x, apr_uint64_t hash);
+
+/* The entry to evict while the entries exceed max: the least recently
+ * used one, never keep (the entry just written) unless keep alone
+ * exceeds max.  NULL when nothing needs to go. */
+const adf_cache_rec_t *adf_cache_index_victim(const adf_cache_index_t *x,
+                                              apr_off_t max,
+                                              apr_uint64_t keep);
+
+void adf_cache_index_free(adf_cache_index_t *x);
+
+#endif /* ADF_CACHE_ENTRY_H */

@@ -1,0 +1,76 @@
+/* What the request side of the compressed cache (adf_cache.c) and its
+ * background worker (adf_cache_worker.c) share: the segment every child
+ * maps, and this configuration's list of cache directories. */
+#ifndef ADF_CACHE_SHARED_H
+#define ADF_CACHE_SHARED_H
+
+#include "adf_cache.h"
+#include "adf_cache_entry.h"
+
+#include <pthread.h>
+
+#define ADF_CACHE_QUEUE 256     /* files waiting to be compressed */
+#define ADF_CACHE_PATH 1024     /* the longest source path queued */
+#define ADF_CACHE_TOUCH 16384   /* slots recording when entries were hit */
+/* The largest source cached: read whole into the worker's memory. */
+#define ADF_CACHE_FILE_MAX (16 * 1024 * 1024)
+
+typedef struct {
+    adf_ident_t key;            /* the source as the request saw it */
+    apr_uint64_t hash;          /* adf_cache_key_hash(&key) */
+    apr_uint32_t generation;    /* of the configuration that queued it */
+    apr_uint32_t cache;         /* the directory, in that configuration */
+    apr_uint32_t codings;       /* bit 1 << c: the codings to make */
+    char path[ADF_CACHE_PATH];
+} adf_cache_item_t;
+
+/* Per directory; kept over graceful restarts while the directory is the
+ * same. */
+typedef struct {
+    apr_uint64_t dir_hash;      /* the directory these count for */
+    volatile apr_uint64_t hits, misses, evictions, written, corrupt;
+    volatile apr_uint64_t dropped;      /* the queue was full */
+    volatile apr_uint64_t entries, bytes;   /* as the worker counts them */
+    volatile apr_uint32_t failing;      /* cannot write (logged once) */
+    volatile apr_uint32_t counted;      /* entries and bytes are known */
+} adf_cache_counts_t;
+
+typedef struct {
+    /* Robust and process-shared: a holder killed with -9 leaves the next
+     * one EOWNERDEAD and a queue that is consistent at every step. */
+    pthread_mutex_t lock;
+    apr_uint32_t head, count;           /* the ring, under the lock */
+    adf_cache_item_t queue[ADF_CACHE_QUEUE];
+    volatile apr_uint64_t busy;         /* hash being compressed, or 0 */
+    volatile apr_uint32_t generation;   /* the configuration in charge */
+    volatile apr_uint32_t worker_pid;
+    adf_cache_counts_t counts[ADF_CACHE_DIRS];
+    struct {
+        volatile apr_uint64_t hash, used;
+    } touch[ADF_CACHE_TOUCH];
+} adf_cache_shared_t;
+
+typedef struct {
+    const adf_cache_conf_t *conf;
+    apr_uint64_t dev, ino;      /* the directory's, for the guard */
+} adf_cache_dir_t;
+
+/* This configuration's caches. */
+typedef struct {
+    server_rec *s;
+    apr_uint32_t generation;
+    int n;
+    adf_cache_dir_t dir[ADF_CACHE_DIRS];
+    adf_cache_shared_t *sh;
+} adf_cache_gen_t;
+
+/* The largest source a cache of max bytes takes. */
+apr_off_t adf_cache_file_max(apr_off_t max);
+
+int adf_cache_lock(adf_cache_shared_t *sh);
+void adf_cache_unlock(adf_cache_shared_t *sh);
+
+/* The worker: register its singleton watchdog callback for g. */
+void adf_cache_worker_start(adf_cache_gen_t *g, apr_pool_t *pconf);
+
+#endif /* ADF_CACHE_SHARED_H */

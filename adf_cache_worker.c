@@ -1,0 +1,786 @@
+/* The compressed cache's background worker: one per server, a
+ * mod_watchdog singleton (one child holds it; another takes over when
+ * that child goes).  It drains the shared queue while the server is idle
+ * and writes each entry atomically; it alone knows the entries' sizes and
+ * ages (it scans the directories when it starts) and trims them to
+ * MAXSIZE, least recently used first.
+ *
+ * Idle: the load as the controller sees it (a rise at once, a fall
+ * smoothed) below its idle mark (adf_control_idle_below); a stale signal
+ * is not idle.  Work comes in
+ * slices (a file read; 64 KB of input to a streamed coder; a whole body
+ * of up to 4 MB to libdeflate), each followed by a pause that keeps the
+ * worker's average use of a CPU at the share of the capacity left below
+ * the mark: with a load signal that includes the worker itself, the load
+ * settles half way between the other load and the mark.
+ *
+ * Writing: "<name>.tmp.<pid>", the coded bytes, the trailer, fsync, then
+ * rename to the entry's name: no partial entry is ever visible; a
+ * temporary file left by a killed worker is removed by the next scan.
+ * Any failure to write (a full disk, a read-only directory) drops the
+ * file, logs one line and stops writing to that directory for 10 s;
+ * requests meanwhile are compressed on the fly.
+ *
+ * Evicted files are deleted 5 s later, so that a request that found one
+ * a moment before (its stat and the default handler's open are
+ * microseconds apart) still opens it: the directory may hold MAXSIZE plus
+ * what was evicted in the last 5 s.
+ */
+#include "adf_cache_shared.h"
+#include "adf_codec.h"
+#include "adf_shm.h"
+
+#include <ap_mpm.h>
+#include <apr_atomic.h>
+#include <apr_strings.h>
+#include <mod_watchdog.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ADF_CACHE_WATCHDOG "_adaptive_deflate_cache_"
+#define TICK apr_time_from_msec(100)
+#define BURST apr_time_from_msec(200)   /* the most one callback works */
+#define CHUNK (64 * 1024)               /* input per slice, streamed */
+#define WHOLE_MAX (4 * 1024 * 1024)     /* gzip in one slice up to this */
+#define GRACE apr_time_from_sec(5)      /* evicted files live this long */
+#define RETRY apr_time_from_sec(10)     /* a failed directory rests */
+
+/* The order entries are made in: what most clients take first. */
+static const adf_coding_e order[] = { ADF_BR, ADF_GZIP, ADF_ZSTD };
+
+typedef struct {
+    char *path;                 /* malloc'ed */
+    apr_uint64_t ino;           /* the file evicted, not a later one */
+    apr_time_t due;
+} doomed_t;
+
+typedef struct {
+    int active;
+    adf_cache_item_t item;
+    adf_ident_t key;            /* the source read, to the nanosecond */
+    char *data;                 /* its bytes (malloc'ed) */
+    apr_size_t len;
+    adf_coding_e todo[ADF_NCODINGS];
+    int ntodo, cur;
+    apr_pool_t *pool;           /* the job's */
+    /* the coding in progress */
+    adf_stream_t *s;
+    apr_size_t fed;
+    int fd;
+    const char *tmp, *final;
+    apr_uint32_t crc;
+    apr_uint64_t out;
+    int err;                    /* errno of the failed write */
+} job_t;
+
+/* This process's worker; only the watchdog thread touches it. */
+static struct {
+    int scanned;
+    adf_cache_index_t index[ADF_CACHE_DIRS];
+    apr_time_t retry[ADF_CACHE_DIRS];   /* failing: the next attempt */
+    doomed_t *doomed;
+    int ndoomed, capdoomed;
+    job_t job;
+    apr_time_t slice_end;               /* when the last slice ended */
+    double slice_cpu;                   /* its CPU time, microseconds */
+    volatile int stopping;
+} w;
+
+static const char *dir_of(const adf_cache_gen_t *g, int i)
+{
+    return g->dir[i].conf->dir;
+}
+
+static adf_cache_counts_t *counts(const adf_cache_gen_t *g, int i)
+{
+    return &g->sh->counts[i];
+}
+
+/* Is this worker still the one in charge? */
+static int in_charge(const adf_cache_gen_t *g)
+{
+    int state;
+
+    return !w.stopping
+           && apr_atomic_read32(&g->sh->generation) == g->generation
+           && ap_mpm_query(AP_MPMQ_MPM_STATE, &state) == APR_SUCCESS
+           && state != AP_MPMQ_STOPPING;
+}
+
+static apr_uint64_t thread_cpu_ns(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (apr_uint64_t)t.tv_sec * 1000000000u + (apr_uint64_t)t.tv_nsec;
+}
+
+static void publish(const adf_cache_gen_t *g, int i)
+{
+    apr_atomic_set64(&counts(g, i)->entries, (apr_uint64_t)w.index[i].n);
+    apr_atomic_set64(&counts(g, i)->bytes, (apr_uint64_t)w.index[i].bytes);
+}
+
+/* ---- the directory cannot be written ------------------------------------------ */
+
+static void write_failed(const adf_cache_gen_t *g, int i, int err,
+                         const char *what)
+{
+    char buf[120];
+
+    w.retry[i] = apr_time_now() + RETRY;
+    if (!apr_atomic_xchg32(&counts(g, i)->failing, 1)) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, g->s, ADFLOGNO(00022)
+                     "AdaptiveDeflateCache %s: cannot %s (%s): files are "
+                     "compressed on the fly until it can be written (tried "
+                     "again every %d s)", dir_of(g, i), what,
+                     apr_strerror(APR_FROM_OS_ERROR(err), buf, sizeof(buf)),
+                     (int)apr_time_sec(RETRY));
+    }
+}
+
+static void write_worked(const adf_cache_gen_t *g, int i)
+{
+    if (apr_atomic_xchg32(&counts(g, i)->failing, 0)) {
+        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, g->s, ADFLOGNO(00023)
+                     "AdaptiveDeflateCache %s: writable again",
+                     dir_of(g, i));
+    }
+}
+
+/* ---- eviction -------------------------------------------------------------------- */
+
+/* "DIR/name" of coding c's file of entry hash, malloc'ed. */
+static char *entry_path(const adf_cache_gen_t *g, int i, apr_uint64_t hash,
+                        adf_coding_e c)
+{
+    char name[ADF_CACHE_NAME_MAX];
+    size_t n = strlen(dir_of(g, i)) + 1 + sizeof(name);
+    char *path = malloc(n);
+
+    if (path) {
+        adf_cache_entry_name(name, hash, c);
+        snprintf(path, n, "%s/%s", dir_of(g, i), name);
+    }
+    return path;
+}
+
+/* Evicted: delete path (taken over) when its grace is over. */
+static void doom(char *path)
+{
+    struct stat st;
+    doomed_t *d;
+
+    if (lstat(path, &st) != 0) {
+        free(path);
+        return;
+    }
+    if (w.ndoomed == w.capdoomed) {
+        int cap = w.capdoomed ? 2 * w.capdoomed : 64;
+        doomed_t *n = realloc(w.doomed, (size_t)cap * sizeof(*n));
+
+        if (!n) {
+            unlink(path);       /* no memory to wait with: now */
+            free(path);
+            return;
+        }
+        w.doomed = n;
+        w.capdoomed = cap;
+    }
+    d = &w.doomed[w.ndoomed++];
+    d->path = path;
+    d->ino = (apr_uint64_t)st.st_ino;
+    d->due = apr_time_now() + GRACE;
+}
+
+/* Delete the doomed files whose grace is over. */
+static void delete_doomed(apr_time_t now)
+{
+    int k = 0;
+
+    while (k < w.ndoomed) {
+        doomed_t *d = &w.doomed[k];
+        struct stat st;
+
+        if (d->due > now) {
+            k++;
+            continue;
+        }
+        /* Not a file written since under the same name. */
+        if (lstat(d->path, &st) == 0 && (apr_uint64_t)st.st_ino == d->ino) {
+            unlink(d->path);
+        }
+        free(d->path);
+        *d = w.doomed[--w.ndoomed];
+    }
+}
+
+/* When each entry was last hit, from what requests recorded. */
+static void refresh_used(const adf_cache_gen_t *g, adf_cache_index_t *x)
+{
+    int k;
+
+    for (k = 0; k < x->n; k++) {
+        adf_cache_rec_t *r = &x->rec[k];
+        apr_uint32_t t = (apr_uint32_t)(r->hash % ADF_CACHE_TOUCH);
+        apr_time_t used;
+
+        if (apr_atomic_read64(&g->sh->touch[t].hash) == r->hash
+            && (used = (apr_time_t)apr_atomic_read64(&g->sh->touch[t].used))
+               > r->used) {
+            r->used = used;
+        }
+    }
+}
+
+static void trim(const adf_cache_gen_t *g, int i, apr_uint64_t keep)
+{
+    adf_cache_index_t *x = &w.index[i];
+    const adf_cache_rec_t *v;
+
+    refresh_used(g, x);
+    while ((v = adf_cache_index_victim(x, g->dir[i].conf->max, keep))) {
+        adf_cache_rec_t gone = *v;
+        char *path;
+        int c;
+
+        for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
+            if (gone.file[c]
+                && (path = entry_path(g, i, gone.hash, (adf_coding_e)c))) {
+                doom(path);
+            }
+        }
+        adf_cache_index_remove(x, gone.hash);
+        apr_atomic_inc64(&counts(g, i)->evictions);
+    }
+    publish(g, i);
+}
+
+/* ---- the scan at start ----------------------------------------------------------- */
+
+/* Is the file at dfd/name whole, and the entry its name says? */
+static int entry_ok(int dfd, const char *name, const struct stat *st,
+                    apr_uint64_t hash, adf_coding_e c)
+{
+    unsigned char t[ADF_CACHE_TRAILER];
+    adf_cache_trailer_t tr;
+    int fd, ok = 0;
+
+    if (st->st_size < ADF_CACHE_TRAILER
+        || (fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+        return 0;
+    }
+    if (pread(fd, t, sizeof(t), st->st_size - ADF_CACHE_TRAILER)
+        == (ssize_t)sizeof(t)
+        && !adf_cache_trailer_parse(t, st->st_size, &tr)) {
+        ok = tr.coding == c && adf_cache_key_hash(&tr.key) == hash;
+    }
+    close(fd);
+    return ok;
+}
+
+/* Is the process that wrote a temporary file gone: no such process, or a
+ * zombie its parent has not reaped yet (a child killed with -9 is one for
+ * a moment, when the next worker may already be scanning)? */
+static int writer_gone(pid_t pid)
+{
+    char path[64], buf[256], *p;
+    ssize_t n;
+    int fd;
+
+    if (kill(pid, 0) != 0) {
+        return errno == ESRCH;
+    }
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+        return 0;
+    }
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) {
+        return 0;
+    }
+    buf[n] = '\0';
+    /* "pid (comm) S ...": the state follows the last ')' */
+    return (p = strrchr(buf, ')')) && p[1] == ' ' && p[2] == 'Z';
+}
+
+static void scan(const adf_cache_gen_t *g, int i)
+{
+    DIR *d = opendir(dir_of(g, i));
+    struct dirent *de;
+    int bad = 0;
+
+    if (!d) {
+        write_failed(g, i, errno, "read it");
+        return;
+    }
+    while ((de = readdir(d))) {
+        apr_uint64_t hash;
+        adf_coding_e c;
+        struct stat st;
+        long pid;
+
+        switch (adf_cache_file_kind(de->d_name, &hash, &c, &pid)) {
+        case ADF_CACHE_FILE_TEMP:
+            /* Its writer is gone (killed mid-write): never renamed. */
+            if (pid != (long)getpid() && writer_gone((pid_t)pid)) {
+                unlinkat(dirfd(d), de->d_name, 0);
+            }
+            break;
+        case ADF_CACHE_FILE_ENTRY:
+            if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0
+                || !S_ISREG(st.st_mode)) {
+                break;
+            }
+            if (!entry_ok(dirfd(d), de->d_name, &st, hash, c)) {
+                unlinkat(dirfd(d), de->d_name, 0);
+                apr_atomic_inc64(&counts(g, i)->corrupt);
+                bad++;
+                break;
+            }
+            /* last used: when it was written (its rename), until a hit */
+            adf_cache_index_add(&w.index[i], hash, c, st.st_size,
+                                apr_time_from_sec(st.st_ctim.tv_sec)
+                                + st.st_ctim.tv_nsec / 1000);
+            break;
+        default:
+            break;
+        }
+    }
+    closedir(d);
+    if (bad) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, g->s, ADFLOGNO(00024)
+                     "AdaptiveDeflateCache %s: removed %d damaged or "
+                     "truncated entries", dir_of(g, i), bad);
+    }
+    trim(g, i, 0);
+    apr_atomic_set32(&counts(g, i)->counted, 1);
+}
+
+/* ---- one file, coding by coding ------------------------------------------------- */
+
+static void end_job(const adf_cache_gen_t *g)
+{
+    job_t *j = &w.job;
+
+    if (j->s) {
+        adf_stream_close(j->s);
+        j->s = NULL;
+    }
+    if (j->fd >= 0) {
+        close(j->fd);
+        unlink(j->tmp);     /* never renamed: nobody sees it */
+        j->fd = -1;
+    }
+    free(j->data);
+    j->data = NULL;
+    if (j->pool) {
+        apr_pool_destroy(j->pool);
+        j->pool = NULL;
+    }
+    j->active = 0;
+    apr_atomic_set64(&g->sh->busy, 0);
+}
+
+/* The next queued file of this configuration for a directory that can be
+ * written (or is due to be tried again). */
+static int pop(const adf_cache_gen_t *g, adf_cache_item_t *it)
+{
+    adf_cache_shared_t *sh = g->sh;
+    apr_time_t now = apr_time_now();
+    int got = 0;
+
+    if (adf_cache_lock(sh)) {
+        return 0;
+    }
+    while (sh->count && !got) {
+        *it = sh->queue[sh->head];
+        sh->head = (sh->head + 1) % ADF_CACHE_QUEUE;
+        sh->count--;
+        got = it->generation == g->generation && (int)it->cache < g->n
+              && (!apr_atomic_read32(&counts(g, it->cache)->failing)
+                  || now >= w.retry[it->cache]);
+    }
+    if (got) {
+        apr_atomic_set64(&sh->busy, it->hash);
+    }
+    adf_cache_unlock(sh);
+    return got;
+}
+
+/* A job cut short by the child's end goes back to the queue, for the
+ * next worker to finish. */
+static void requeue(const adf_cache_gen_t *g)
+{
+    adf_cache_shared_t *sh = g->sh;
+
+    if (!w.job.active || adf_cache_lock(sh)) {
+        return;
+    }
+    if (sh->count < ADF_CACHE_QUEUE) {
+        sh->queue[(sh->head + sh->count) % ADF_CACHE_QUEUE] = w.job.item;
+        sh->count++;
+    }
+    adf_cache_unlock(sh);
+}
+
+/* Read the queued file whole, if it is still the version the request saw
+ * and stays that version while it is read. */
+static int read_source(job_t *j)
+{
+    adf_ident_t now, queued = j->item.key;
+    struct stat st;
+    apr_size_t got = 0;
+    ssize_t n;
+    int fd = open(j->item.path, O_RDONLY | O_CLOEXEC), ok = 0;
+
+    if (fd < 0) {
+        return 0;
+    }
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
+        && st.st_size <= ADF_CACHE_FILE_MAX) {
+        adf_ident_of_stat(&j->key, &st);
+        now = j->key;
+        adf_cache_key_usec(&now);
+        adf_cache_key_usec(&queued);
+        j->len = (apr_size_t)st.st_size;
+        j->data = malloc(j->len ? j->len : 1);
+        ok = j->data && adf_ident_same(&now, &queued);
+    }
+    while (ok && got < j->len) {
+        n = pread(fd, j->data + got, j->len - got, (off_t)got);
+        if (n <= 0) {
+            ok = n < 0 && errno == EINTR;
+        }
+        else {
+            got += (apr_size_t)n;
+        }
+    }
+    if (ok && fstat(fd, &st) == 0) {
+        adf_ident_of_stat(&now, &st);
+        ok = adf_ident_same(&now, &j->key);     /* not changed meanwhile */
+    }
+    close(fd);
+    return ok;
+}
+
+static int start_job(const adf_cache_gen_t *g, apr_pool_t *parent)
+{
+    job_t *j = &w.job;
+    const adf_cache_rec_t *rec;
+    int k;
+
+    memset(j, 0, sizeof(*j));
+    j->fd = -1;
+    if (!pop(g, &j->item)) {
+        return 0;
+    }
+    j->active = 1;
+    if (apr_pool_create(&j->pool, parent) != APR_SUCCESS
+        || !read_source(j)) {
+        end_job(g);     /* changed or gone: a later request queues it */
+        return 1;
+    }
+    rec = adf_cache_index_find(&w.index[j->item.cache], j->item.hash);
+    for (k = 0; k < (int)(sizeof(order) / sizeof(order[0])); k++) {
+        adf_coding_e c = order[k];
+
+        if ((j->item.codings & 1u << c) && adf_coding(c)
+            && !(rec && rec->file[c])) {
+            j->todo[j->ntodo++] = c;
+        }
+    }
+    if (!j->ntodo) {
+        end_job(g);
+    }
+    return 1;
+}
+
+static apr_status_t sink(void *baton, const char *data, apr_size_t len)
+{
+    job_t *j = baton;
+
+    j->crc = adf_cache_crc(j->crc, data, len);
+    j->out += len;
+    while (len) {
+        ssize_t n = write(j->fd, data, len);
+
+        if (n < 0 && errno != EINTR) {
+            j->err = errno;
+            return APR_FROM_OS_ERROR(errno);
+        }
+        if (n > 0) {
+            data += n;
+            len -= (apr_size_t)n;
+        }
+    }
+    return APR_SUCCESS;
+}
+
+static int whole(const job_t *j, adf_coding_e c)
+{
+    return c == ADF_GZIP && j->len <= WHOLE_MAX;
+}
+
+/* Open the current coding's temporary file and coder. */
+static int open_coding(const adf_cache_gen_t *g, adf_coding_e c)
+{
+    job_t *j = &w.job;
+    char name[ADF_CACHE_NAME_MAX], tmp[ADF_CACHE_NAME_MAX];
+    int flags = whole(j, c) ? ADF_STREAM_WHOLE | ADF_STREAM_BEST : 0;
+    apr_status_t rv;
+
+    adf_cache_entry_name(name, j->item.hash, c);
+    adf_cache_temp_name(tmp, name, (long)getpid());
+    j->final = apr_pstrcat(j->pool, dir_of(g, j->item.cache), "/", name,
+                           NULL);
+    j->tmp = apr_pstrcat(j->pool, dir_of(g, j->item.cache), "/", tmp, NULL);
+    j->fed = 0;
+    j->crc = 0;
+    j->out = 0;
+    j->err = 0;
+    j->fd = open(j->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (j->fd < 0) {
+        write_failed(g, j->item.cache, errno, "create a file in it");
+        return 0;
+    }
+    rv = adf_stream_open(&j->s, j->pool, c, adf_coding(c)->strongest,
+                         (apr_off_t)j->len, flags, CHUNK, sink, j);
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, g->s, ADFLOGNO(00025)
+                     "cannot start %s for the compressed cache",
+                     adf_coding_name(c));
+        j->s = NULL;
+        return 0;
+    }
+    return 1;
+}
+
+/* The coded bytes are out: trailer, fsync, F's mtime, rename. */
+static int commit(const adf_cache_gen_t *g, adf_coding_e c)
+{
+    job_t *j = &w.job;
+    unsigned char t[ADF_CACHE_TRAILER];
+    adf_cache_trailer_t tr;
+    struct timespec times[2];
+    int i = (int)j->item.cache;
+    apr_uint64_t bytes;
+
+    tr.coding = c;
+    tr.length = j->out;
+    tr.crc = j->crc;
+    tr.key = j->key;
+    adf_cache_trailer_format(t, &tr);
+    bytes = j->out + sizeof(t);
+    if (sink(j, (const char *)t, sizeof(t)) != APR_SUCCESS
+        || (j->err = fsync(j->fd) ? errno : 0)) {
+        write_failed(g, i, j->err, "write a file in it");
+        return 0;
+    }
+    /* Last-Modified, and FileETag MTime, as F's. */
+    times[0].tv_nsec = UTIME_OMIT;
+    times[1].tv_sec = (time_t)j->key.mtime.sec;
+    times[1].tv_nsec = j->key.mtime.nsec;
+    futimens(j->fd, times);
+    if (close(j->fd) != 0) {
+        j->fd = -1;
+        unlink(j->tmp);
+        write_failed(g, i, errno, "write a file in it");
+        return 0;
+    }
+    j->fd = -1;
+    if (rename(j->tmp, j->final) != 0) {
+        write_failed(g, i, errno, "rename a file in it");
+        unlink(j->tmp);
+        return 0;
+    }
+    write_worked(g, i);
+    adf_cache_index_add(&w.index[i], j->item.hash, c, (apr_off_t)bytes,
+                        apr_time_now());
+    apr_atomic_inc64(&counts(g, i)->written);
+    trim(g, i, j->item.hash);
+    return 1;
+}
+
+/* One slice of the current job. */
+static void advance(const adf_cache_gen_t *g)
+{
+    job_t *j = &w.job;
+    adf_coding_e c = j->todo[j->cur];
+    apr_size_t n;
+    apr_status_t rv;
+
+    if (!j->s && !open_coding(g, c)) {
+        end_job(g);
+        return;
+    }
+    n = whole(j, c) ? j->len : (j->len - j->fed < CHUNK ? j->len - j->fed
+                                                       : CHUNK);
+    rv = adf_stream_write(j->s, j->data + j->fed, n,
+                          j->fed + n == j->len ? ADF_OP_FINISH
+                                               : ADF_OP_WRITE);
+    j->fed += n;
+    if (rv != APR_SUCCESS) {
+        if (j->err) {
+            write_failed(g, j->item.cache, j->err, "write a file in it");
+        }
+        end_job(g);
+        return;
+    }
+    if (j->fed < j->len) {
+        return;
+    }
+    adf_stream_close(j->s);
+    j->s = NULL;
+    if (!commit(g, c) || ++j->cur == j->ntodo) {
+        end_job(g);
+    }
+}
+
+/* ---- the watchdog callback ---------------------------------------------------------- */
+
+/* Work while idle, slice by slice, pausing after each to keep the duty
+ * cycle at the load of the moment; back to mod_watchdog within about
+ * BURST. */
+static void work(const adf_cache_gen_t *g, apr_pool_t *pool)
+{
+    apr_time_t begun = apr_time_now();
+
+    for (;;) {
+        adf_idle_view_t v;
+        apr_time_t now = apr_time_now(), resume;
+        apr_uint64_t t0;
+        double duty;
+
+        adf_shm_idle_view(&v);
+        if (v.stale || v.load < 0 || v.load >= v.idle_below) {
+            return;
+        }
+        duty = (v.idle_below - v.load) * v.capacity / 100;
+        duty = duty > 1 ? 1 : duty;
+        /* The pause owed for the last slice, at this duty: a load that
+         * falls shortens it. */
+        resume = w.slice_end
+                 + (apr_time_t)(w.slice_cpu * (1 / duty - 1));
+        if (now < resume) {
+            if (resume - now > TICK || now - begun >= BURST) {
+                return;
+            }
+            apr_sleep(resume - now);
+        }
+        if (apr_time_now() - begun >= BURST) {
+            return;
+        }
+        t0 = thread_cpu_ns();
+        if (w.job.active) {
+            advance(g);
+        }
+        else if (!start_job(g, apr_pool_parent_get(pool))) {
+            return;     /* nothing queued */
+        }
+        w.slice_cpu = (double)(thread_cpu_ns() - t0) / 1000;
+        w.slice_end = apr_time_now();
+        if (!in_charge(g)) {
+            return;
+        }
+    }
+}
+
+/* The worker thread ends (its pool goes): what it holds goes too. */
+static apr_status_t forget_state(void *data)
+{
+    job_t *j = &w.job;
+    int i;
+
+    if (j->fd >= 0 && j->active) {
+        close(j->fd);
+        unlink(j->tmp);
+    }
+    free(j->data);
+    for (i = 0; i < ADF_CACHE_DIRS; i++) {
+        adf_cache_index_free(&w.index[i]);
+    }
+    while (w.ndoomed) {
+        free(w.doomed[--w.ndoomed].path);
+    }
+    free(w.doomed);
+    memset(&w, 0, sizeof(w));
+    return APR_SUCCESS;
+}
+
+static apr_status_t tick(int state, void *data, apr_pool_t *pool)
+{
+    const adf_cache_gen_t *g = data;
+    int i;
+
+    if (state == AP_WATCHDOG_STATE_STOPPING) {
+        /* Maybe from another thread while a slice runs: the slice ends
+         * the job when it sees this. */
+        w.stopping = 1;
+        return APR_SUCCESS;
+    }
+    if (state != AP_WATCHDOG_STATE_RUNNING) {
+        return APR_SUCCESS;
+    }
+    if (!in_charge(g)) {
+        if (w.job.active) {
+            requeue(g);
+            end_job(g);
+        }
+        return APR_SUCCESS;
+    }
+    apr_atomic_set32(&g->sh->worker_pid, (apr_uint32_t)getpid());
+    if (!w.scanned) {
+        /* A worker killed mid-file left its key marked as in progress. */
+        apr_atomic_set64(&g->sh->busy, 0);
+        for (i = 0; i < g->n; i++) {
+            scan(g, i);
+        }
+        w.scanned = 1;
+        apr_pool_cleanup_register(apr_pool_parent_get(pool), NULL,
+                                  forget_state, apr_pool_cleanup_null);
+    }
+    delete_doomed(apr_time_now());
+    work(g, pool);
+    if (w.job.active && !in_charge(g)) {
+        requeue(g);
+        end_job(g);
+    }
+    return APR_SUCCESS;
+}
+
+void adf_cache_worker_start(adf_cache_gen_t *g, apr_pool_t *pconf)
+{
+    APR_OPTIONAL_FN_TYPE(ap_watchdog_get_instance) *wd_get_instance;
+    APR_OPTIONAL_FN_TYPE(ap_watchdog_register_callback) *wd_register;
+    ap_watchdog_t *wd;
+    apr_status_t rv;
+
+    wd_get_instance = APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_get_instance);
+    wd_register = APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_register_callback);
+    if (!wd_get_instance || !wd_register) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, g->s, ADFLOGNO(00026)
+                     "mod_watchdog is not loaded: nothing fills the "
+                     "compressed cache (entries already there are served)");
+        return;
+    }
+    rv = wd_get_instance(&wd, ADF_CACHE_WATCHDOG, 0, 1, pconf);
+    if (rv == APR_SUCCESS) {
+        rv = wd_register(wd, TICK, g, tick);
+    }
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, g->s, ADFLOGNO(00027)
+                     "cannot start the compressed cache's worker: nothing "
+                     "fills the cache (entries already there are served)");
+    }
+}

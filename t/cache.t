@@ -1,0 +1,577 @@
+# The compressed cache (AdaptiveDeflateCache): a miss is compressed on the
+# fly and queued, a later request is answered from the cache in every
+# coding with the same decoded bytes, through the static path (length,
+# HEAD, Range, 304); never for another version of the file (same-second
+# edits, rollbacks); never around access rules or content filters; only
+# while idle; on a read-only directory the site goes on, with one log
+# line; a worker killed mid-write leaves nothing corrupt; damaged entries
+# are refused; MAXSIZE holds; restarts keep the cache; bad directories
+# stop startup naming the directive.
+use strict;
+use warnings FATAL => 'all';
+use lib 't/lib';
+use Apache::Test;
+use Apache::TestUtil;
+use File::Path qw(make_path);
+use File::Temp qw(tempdir);
+use JSON::PP ();
+use MIME::Base64 qw(encode_base64);
+use Time::HiRes qw(sleep time);
+use ADFTest;
+
+# Parts that need what this run may lack are left out of the plan, never
+# skipped: a one-process (-X, valgrind) server cannot be killed or
+# restarted; chown and a tmpfs mount need root (and a kernel that lets it).
+my $one = $ENV{ADF_VALGRIND} ? 1 : 0;
+my $can_mount = 0;
+if ($> == 0) {
+    my $m = File::Temp::tempdir(CLEANUP => 1);
+    if (system('mount', '-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', $m) == 0) {
+        system('umount', $m);
+        $can_mount = 1;
+    }
+}
+plan tests => 154 - ($one ? 15 : 0) - ($> == 0 ? 0 : 1) - ($can_mount ? 0 : 5);
+
+my $root = docroot();
+my $dir = "$root/cache";
+my $cdir = serverroot() . '/adfcache';
+my $errlog = serverroot() . '/logs/error_log';
+make_path("$dir/ssi", "$dir/subst", "$dir/off", "$dir/nozstd");
+my $page = slurp("$root/corpus/page.html");
+my $text = slurp("$root/corpus/book.txt");
+my %ext = (br => '.br', gzip => '.gz', zstd => '.zst');
+
+sub status { JSON::PP::decode_json(fetch('/adf-status?json')->content) }
+
+# A request with a tag of its own, and the notes logged for it.
+my $seq = 0;
+sub req {
+    my ($path, $ae, @h) = @_;
+    my $tag = 'c=' . ++$seq;
+    my $r = fetch("$path?$tag", defined $ae ? ('Accept-Encoding' => $ae) : (),
+                  @h);
+    return ($r, note_for(qr{^\S+ \Q$path?$tag\E }));
+}
+
+# Ask until the cache answers (each miss queues the file again).
+sub wait_hit {
+    my ($path, $ae, $secs) = @_;
+    my ($r, $n);
+    wait_for(sub {
+        ($r, $n) = req($path, $ae);
+        ($n->{cache} // '') eq 'hit';
+    }, $secs || 20);
+    return ($r, $n);
+}
+
+sub cache_files {
+    opendir my $d, $cdir or die "$cdir: $!";
+    my @f = grep { !/^\./ } readdir $d;
+    closedir $d;
+    return @f;
+}
+
+# Until the worker has nothing queued and nothing in hand.
+sub settle {
+    wait_for(sub { my $c = status()->{cache}; !$c->{queue} && !$c->{working} },
+             60);
+}
+
+sub log_count {
+    my ($re) = @_;
+    return scalar(() = slurp($errlog) =~ /$re/g);
+}
+
+sub mkpage {
+    my ($name, $data) = @_;
+    spew("$dir/$name", $data);
+    chmod 0644, "$dir/$name";
+}
+
+# ---- startup: the directory is checked, errors name the directive ----------
+my $tmp = tempdir(CLEANUP => 1);
+chmod 0755, $tmp;
+my $moddir = `apxs -q LIBEXECDIR`;
+chomp $moddir;
+my $httpd = $ENV{ADF_HTTPD} || '/usr/sbin/apache2';
+my $user = $> == 0 ? "User nobody\nGroup nogroup\n" : '';
+my $conf = "$tmp/httpd.conf";
+my $header;
+sub configtest {
+    my ($body) = @_;
+    spew($conf, ($header = <<"CONF") . $body);
+ServerRoot "$tmp"
+ServerName 127.0.0.1
+Listen 127.0.0.1:1
+PidFile "$tmp/httpd.pid"
+ErrorLog "$tmp/error_log"
+$user
+LoadModule mpm_prefork_module $moddir/mod_mpm_prefork.so
+LoadModule authz_core_module $moddir/mod_authz_core.so
+LoadModule adaptive_deflate_module $ENV{ADF_MODULE}
+CONF
+    my $out = `'$httpd' -t -f '$conf' 2>&1`;
+    return ($? >> 8, $out);
+}
+my ($rc, $out) = configtest("AdaptiveDeflateCache $tmp/none 1M\n");
+my $line = 1 + (() = $header =~ /\n/g);     # the first line after it
+ok t_cmp($rc != 0 ? 1 : 0, 1, 'a missing directory stops startup');
+ok t_cmp($out, qr{ADF00017: AdaptiveDeflateCache \Q$tmp\E/none \(\Q$conf\E:$line\): No such file or directory},
+         'naming the directive, file and line');
+spew("$tmp/file", "x");
+($rc, $out) = configtest("AdaptiveDeflateCache $tmp/file 1M\n");
+ok t_cmp($out, qr{ADF00017: .*: not a directory});
+mkdir "$tmp/open";
+chmod 0777, "$tmp/open";
+($rc, $out) = configtest("AdaptiveDeflateCache $tmp/open 1M\n");
+ok t_cmp($out, qr{ADF00017: .*: any user may write it}, 'world-writable refused');
+mkdir "$tmp/ro";
+chmod 0500, "$tmp/ro";
+if ($> == 0) {
+    chown((getpwnam('nobody'))[2], -1, "$tmp/ro");
+}
+($rc, $out) = configtest("AdaptiveDeflateCache $tmp/ro 1M\n");
+ok t_cmp($out, qr{ADF00017: .*: \S+ cannot write in it: Permission denied},
+         "the children's user must be able to write it");
+mkdir "$tmp/good";
+chmod 0700, "$tmp/good";
+chown((getpwnam('nobody'))[2], -1, "$tmp/good") if $> == 0;
+($rc, $out) = configtest("AdaptiveDeflateCache $tmp/good 1M\n");
+ok t_cmp($rc, 0, "a good directory: $out");
+if ($> == 0) {
+    mkdir "$tmp/other";
+    chmod 0700, "$tmp/other";
+    chown((getpwnam('daemon'))[2], -1, "$tmp/other");
+    ($rc, $out) = configtest("AdaptiveDeflateCache $tmp/other 1M\n");
+    ok t_cmp($out, qr{ADF00017: .*: owned by another user}, 'another owner');
+}
+($rc, $out) = configtest("<Directory $tmp>\nAdaptiveDeflateCache $tmp/good 1M\n</Directory>\n");
+ok t_cmp($out, qr{line @{[$line + 1]} of \Q$conf\E:\s*AdaptiveDeflateCache: DIR MAXSIZE belongs in the server config},
+         'not in a directory');
+($rc, $out) = configtest("AdaptiveDeflateCache $tmp/good 1x\n");
+ok t_cmp($out, qr{AdaptiveDeflateCache: .*1x}, 'a bad size');
+($rc, $out) = configtest("AdaptiveDeflateCache $tmp/good 1k\n");
+ok t_cmp($out, qr{AdaptiveDeflateCache: MAXSIZE 1k is below}, 'too small');
+mkdir "$tmp/good/site";
+($rc, $out) = configtest("DocumentRoot $tmp/good/site\nAdaptiveDeflateCache $tmp/good 1M\n");
+ok t_cmp($out, qr{ADF00017: .*: holds the DocumentRoot \Q$tmp\E/good/site},
+         'a directory that holds the site');
+($rc, $out) = configtest("AdaptiveDeflateCache maybe\n");
+ok t_cmp($out, qr{AdaptiveDeflateCache: takes DIR MAXSIZE}, 'one word: On or Off');
+($rc, $out) = configtest("AdaptiveDeflateCache $tmp/good 1M\n"
+                         . "<VirtualHost 127.0.0.1:1>\nAdaptiveDeflateCache $tmp/good 2M\n</VirtualHost>\n");
+ok t_cmp($out, qr{ADF00017: .*: a second size for this directory \(the first: \Q$conf\E:$line\)},
+         'one directory, one size');
+
+# ---- a miss, then hits in every coding ----------------------------------------
+idle();
+mkpage('page.html', $page);
+# Older than a second: httpd's ETags are then strong (If-Range needs one).
+utime time - 60, time - 60, "$dir/page.html";
+my ($r, $n) = req('/cache/page.html', 'br');
+ok t_cmp("$n->{cache} $n->{coding}", 'miss br', 'first request: a miss');
+ok t_cmp(decode_body($r), $page, 'compressed on the fly');
+my $fly_br = length $r->content;
+my %hit;
+for my $c (qw(br gzip zstd)) {
+    ($r, $n) = wait_hit('/cache/page.html', $c);
+    ok t_cmp("$n->{cache} $n->{coding} $n->{reason} $n->{level}",
+             "hit $c cache-hit -", "$c from the cache");
+    ok t_cmp($r->header('Content-Encoding'), $c);
+    ok t_cmp(decode_body($r), $page, "$c decodes to the page");
+    ok t_cmp($r->header('Content-Length'), length($r->content),
+             'its own Content-Length');
+    ok t_cmp($r->header('ETag'), qr/-ad-$c-cache"$/, 'an ETag of its own');
+    ok t_cmp(vary_count($r), 1, 'Vary');
+    $hit{$c} = $r;
+}
+ok t_cmp(length($hit{br}->content) < $fly_br ? 1 : 0, 1,
+         'smaller than on the fly (' . length($hit{br}->content)
+         . " < $fly_br)");
+# The strongest settings: the reference tools' strongest, give or take
+# their headers and checksums; gzip through libdeflate 12 beats gzip -9.
+my %ref;
+for my $c (qw(br gzip zstd)) {
+    compress_to($c, $page, "$dir/ref.$c");
+    $ref{$c} = -s "$dir/ref.$c";
+}
+ok t_cmp(abs(length($hit{br}->content) - $ref{br}) <= 16 ? 1 : 0, 1,
+         'br: quality 11 (' . length($hit{br}->content) . " ~ $ref{br})");
+ok t_cmp(abs(length($hit{zstd}->content) - $ref{zstd}) <= 16 ? 1 : 0, 1,
+         'zstd: level 19 (' . length($hit{zstd}->content) . " ~ $ref{zstd})");
+ok t_cmp(length($hit{gzip}->content) <= $ref{gzip} ? 1 : 0, 1,
+         'gzip: no larger than gzip -9 (' . length($hit{gzip}->content)
+         . " <= $ref{gzip})");
+my %etags = map { $_ => $hit{$_}->header('ETag') } keys %hit;
+($r, $n) = req('/cache/page.html', undef);
+ok t_cmp($r->content, $page, 'identity for a client without codings');
+ok t_cmp($n->{cache}, '-');
+$etags{identity} = $r->header('ETag');
+my %uniq = map { $_ => 1 } values %etags;
+ok t_cmp(scalar(keys %uniq), 4, 'four representations, four ETags');
+ok t_cmp($r->header('Last-Modified'), $hit{br}->header('Last-Modified'),
+         "the entry carries F's Last-Modified");
+
+# ---- the static path: HEAD, Range, 304, If-Range ----------------------------------
+my $body = $hit{br}->content;
+$r = head('/cache/page.html', 'Accept-Encoding' => 'br');
+ok t_cmp($r->header('Content-Encoding'), 'br', 'HEAD');
+ok t_cmp($r->header('Content-Length'), length($body));
+ok t_cmp($r->header('ETag'), $etags{br});
+ok t_cmp($r->content, '');
+($r, $n) = req('/cache/page.html', 'br', Range => 'bytes=10-99');
+ok t_cmp($r->code, 206, 'Range');
+ok t_cmp($r->header('Content-Range'), 'bytes 10-99/' . length($body),
+         "over the entry's bytes");
+ok $r->content eq substr($body, 10, 90);
+ok t_cmp($n->{cache}, 'hit');
+($r, $n) = req('/cache/page.html', 'br', 'If-None-Match' => $etags{br});
+ok t_cmp($r->code, 304, '304 on its ETag');
+ok t_cmp($r->header('ETag'), $etags{br});
+ok t_cmp(vary_count($r), 1);
+($r, $n) = req('/cache/page.html', 'br', Range => 'bytes=0-9',
+               'If-Range' => $etags{br});
+ok t_cmp($r->code, 206, 'If-Range with its ETag: a range');
+($r, $n) = req('/cache/page.html', 'br', Range => 'bytes=0-9',
+               'If-Range' => $etags{identity});
+ok t_cmp($r->code, 200, "If-Range with the identity's ETag: all of it");
+ok t_cmp(decode_body($r), $page);
+($r, $n) = req('/cache/page.html', 'gzip', 'If-None-Match' => $etags{br});
+ok t_cmp($r->code, 200, "br's ETag does not validate gzip");
+
+# ---- never another version of the file ----------------------------------------
+my $v1 = substr($text, 0, 30000);
+(my $v2 = $v1) =~ tr/a-z/A-Z/;      # the same size
+mkpage('edit.html', $v1);
+($r) = wait_hit('/cache/edit.html', 'br');
+ok t_cmp(decode_body($r), $v1, 'version 1 cached');
+# An edit in the same second, mtime restored to the nanosecond: only the
+# ctime says the file changed.
+system('cp', '-p', "$dir/edit.html", "$dir/edit.ref") == 0 or die;
+spew("$dir/edit.html", $v2);
+system('touch', '-r', "$dir/edit.ref", "$dir/edit.html") == 0 or die;
+($r, $n) = req('/cache/edit.html', 'br');
+ok t_cmp(decode_body($r), $v2, 'same-second edit: the new bytes');
+ok t_cmp($n->{cache}, 'miss');
+($r) = wait_hit('/cache/edit.html', 'br');
+ok t_cmp(decode_body($r), $v2, 'and then cached');
+# A rollback: release 1 back with cp -p (its older mtime) over release 2.
+my $old = time - 86400;
+mkpage('roll.v1', $v1);
+utime $old, $old, "$dir/roll.v1";
+system('cp', '-p', "$dir/roll.v1", "$dir/roll.html") == 0 or die;
+($r) = wait_hit('/cache/roll.html', 'gzip');
+ok t_cmp(decode_body($r), $v1, 'release 1 cached');
+mkpage('roll.html', $v2);
+($r) = wait_hit('/cache/roll.html', 'gzip');
+ok t_cmp(decode_body($r), $v2, 'release 2 cached');
+system('cp', '-p', "$dir/roll.v1", "$dir/roll.html") == 0 or die;
+for my $c (qw(br gzip zstd)) {
+    ($r, $n) = req('/cache/roll.html', $c);
+    ok t_cmp(decode_body($r), $v1, "rolled back with cp -p: release 1 ($c)");
+}
+# Older content under an older date (touch -d).
+my $v3 = "$v1 release 3";
+mkpage('roll.html', $v3);
+system('touch', '-d', '2001-01-01 00:00:00', "$dir/roll.html") == 0 or die;
+($r) = req('/cache/roll.html', 'gzip');
+ok t_cmp(decode_body($r), $v3, 'touch -d to an old date: the new bytes');
+($r) = wait_hit('/cache/roll.html', 'gzip');
+ok t_cmp(decode_body($r), $v3);
+
+# ---- content filters, the Off switch: never cached ------------------------------
+mkpage('ssi/page.shtml', "<p><!--#echo var=\"DOCUMENT_NAME\" --></p>\n"
+                         . ("<!-- a server-side comment -->\n" x 20)
+                         . substr($text, 0, 2000));
+mkpage('subst/page.html', "SECRET\n" . substr($text, 0, 4000));
+mkpage('off/page.html', substr($text, 0, 4000));
+for my $p ('/cache/ssi/page.shtml', '/cache/subst/page.html',
+           '/cache/off/page.html') {
+    req($p, 'br') for 1 .. 2;
+}
+sleep 1.5;
+($r, $n) = req('/cache/ssi/page.shtml', 'br');
+ok t_cmp("$n->{cache} $n->{coding}", '- br', 'SSI: compressed on the fly');
+ok t_cmp(decode_body($r), qr{^<p>page\.shtml</p>\n}, 'and processed');
+($r, $n) = req('/cache/subst/page.html', 'br');
+ok t_cmp("$n->{cache} $n->{coding}", '- br', 'Substitute: on the fly');
+ok t_cmp(decode_body($r), qr{^REDACTED\n}, 'and substituted');
+($r, $n) = req('/cache/off/page.html', 'br');
+ok t_cmp("$n->{cache} $n->{coding}", '- br', 'AdaptiveDeflateCache Off');
+
+# ---- access rules hold; the cache's own files are no resources ------------------
+mkpage('secret.html', "top secret\n" x 500);
+mkpage('README.md', "private notes\n" x 500);
+for (1 .. 3) {
+    ($r) = req('/cache/secret.html', 'br');
+    ok t_cmp($r->code, 403, '<Files> denied');
+    ($r) = req('/cache/README.md', 'br');
+    ok t_cmp($r->code, 403, '<FilesMatch> denied');
+}
+mkpage('later.html', substr($text, 5000, 20000));
+($r) = wait_hit('/cache/later.html', 'br');
+ok t_cmp(decode_body($r), substr($text, 5000, 20000), 'cached while allowed');
+spew("$dir/.htaccess", "<Files \"later.html\">\nRequire all denied\n</Files>\n");
+chmod 0644, "$dir/.htaccess";
+($r, $n) = req('/cache/later.html', 'br');
+ok t_cmp($r->code, 403, 'denied later: the cache does not answer');
+unlink "$dir/.htaccess";
+my @names = grep { /^[0-9a-f]{16}\.(br|gz|zst)$/ } cache_files();
+ok t_cmp(scalar(@names) > 0 ? 1 : 0, 1, 'entries on disk');
+($r) = req("/adfcache-exposed/$names[0]", 'br');
+ok t_cmp($r->code, 404, 'an entry requested by its own name: not found');
+ok $r->content !~ /ADFcache/;
+
+# ---- only while idle ------------------------------------------------------------------
+set_load(97);
+wait_for(sub { status()->{load}{limited} }, 5);
+mkpage('busy.html', substr($text, 40000, 20000));
+($r, $n) = req('/cache/busy.html', 'br');
+ok t_cmp($n->{cache}, 'miss', 'busy: a miss');
+ok t_cmp(decode_body($r), substr($text, 40000, 20000));
+sleep 2;
+ok t_cmp(status()->{cache}{queue} >= 1 ? 1 : 0, 1, 'queued, waiting');
+ok t_cmp(status()->{cache}{idle} ? 1 : 0, 0, 'not idle');
+($r, $n) = req('/cache/busy.html', 'br');
+ok t_cmp($n->{cache}, 'miss', 'nothing compressed while busy');
+idle();
+($r, $n) = wait_hit('/cache/busy.html', 'br');
+ok t_cmp($n->{cache}, 'hit', 'compressed once idle');
+
+# ---- a herd of misses: one item queued, each coding compressed once -------
+settle();
+my $s0 = status()->{cache};
+set_load(97);       # hold the worker while the herd arrives
+wait_for(sub { !status()->{cache}{idle} }, 5);
+mkpage('herd.html', substr($text, 20000, 30000));
+my $url = 'http://' . Apache::Test::vars('servername') . ':'
+          . Apache::Test::vars('port') . '/cache/herd.html';
+system("for i in \$(seq 40); do curl -s -o /dev/null -H 'Accept-Encoding: br' '$url' & done; wait") == 0
+    or die 'curl herd';
+ok t_cmp(status()->{cache}{queue}, 1, '40 concurrent misses: queued once');
+idle();
+wait_hit('/cache/herd.html', $_) for qw(br gzip zstd);
+settle();
+# (a worker whose child ends mid-file queues it again for the next)
+ok t_cmp(status()->{cache}{dirs}[0]{written} - $s0->{dirs}[0]{written}, 3,
+         'each coding written once');
+
+# ---- damaged entries are refused, and removed -------------------------------------
+settle();
+my %before = map { $_ => 1 } cache_files();
+mkpage('victim.html', substr($text, 60000, 30000));
+my $victim = substr($text, 60000, 30000);
+wait_hit('/cache/victim.html', $_) for qw(br gzip zstd);
+my @mine = grep { !$before{$_} && /^[0-9a-f]{16}\./ } cache_files();
+my ($vbr) = grep { /\.br$/ } @mine;
+my ($vgz) = grep { /\.gz$/ } @mine;
+ok t_cmp(defined $vbr && defined $vgz ? 1 : 0, 1, 'its entries');
+truncate "$cdir/$vbr", (-s "$cdir/$vbr") - 1 or die "truncate: $!";
+my $lost = log_count(qr/ADF00021/);
+($r, $n) = req('/cache/victim.html', 'br');
+ok t_cmp($n->{cache}, 'miss', 'a truncated entry is refused');
+ok t_cmp(decode_body($r), $victim);
+ok t_cmp(-e "$cdir/$vbr" ? 1 : 0, 0, 'and removed');
+# A byte changed inside: the trailer is whole, the CRC says no.
+open my $fh, '+<:raw', "$cdir/$vgz" or die;
+seek $fh, 100, 0;
+read $fh, my $byte, 1;
+seek $fh, 100, 0;
+print $fh chr(ord($byte) ^ 0x55);
+close $fh;
+($r, $n) = req('/cache/victim.html', 'gzip');
+ok t_cmp($n->{cache}, 'miss', 'a damaged entry is refused');
+ok t_cmp(decode_body($r), $victim);
+ok t_cmp(-e "$cdir/$vgz" ? 1 : 0, 0, 'and removed');
+ok t_cmp(log_count(qr/ADF00021/) - $lost, 2, 'each logged');
+($r) = wait_hit('/cache/victim.html', 'gzip');
+ok t_cmp(decode_body($r), $victim, 'made again');
+
+# ---- only the codings the directory serves ------------------------------------------
+settle();
+%before = map { $_ => 1 } cache_files();
+mkpage('nozstd/page.html', substr($text, 90000, 20000));
+wait_hit('/cache/nozstd/page.html', $_) for qw(br gzip);
+settle();
+@mine = grep { !$before{$_} && /^[0-9a-f]{16}\./ } cache_files();
+ok t_cmp(join(' ', sort map { /(\.\w+)$/ } @mine), '.br .gz',
+         'AdaptiveDeflateEncodings br gzip: no zstd entry');
+
+# ---- the worker killed while it writes ----------------------------------------------
+# One process under valgrind (-X): killing or restarting it ends the run.
+unless ($one) {
+    # Nearly busy (the idle mark is half the CPU target: 25 %): the worker
+    # takes 2 % of a CPU, and a large file is long in the writing.
+    my $big = substr($text, 0, 400000);
+    mkpage('big.html', $big);
+    set_load(24);
+    wait_for(sub { my $l = status()->{load}; $l->{raw} == 24 && !$l->{stale} }, 5);
+    ($r, $n) = req('/cache/big.html', 'br');
+    ok t_cmp(decode_body($r), $big, 'big: on the fly');
+    my ($temp, $pid);
+    wait_for(sub {
+        ($temp) = grep { /\.tmp\.\d+$/ } cache_files();
+        defined $temp;
+    }, 30);
+    ok t_cmp(defined $temp ? 1 : 0, 1, 'the worker is writing ' . ($temp // '-'));
+    ($pid) = ($temp // '') =~ /\.tmp\.(\d+)$/;
+    ok t_cmp($pid && kill('KILL', $pid) ? 1 : 0, 1, "killed it (pid " . ($pid // '-') . ")");
+    ok t_cmp(wait_for(sub { !kill(0, $pid) }, 10), 1, 'gone');
+    (my $final = $temp // '') =~ s/\.tmp\.\d+$//;
+    ok t_cmp(-e "$cdir/$final" ? 1 : 0, 0, 'the entry it was writing never appeared');
+    idle();
+    my ($bad, $hits) = (0, 0);
+    wait_for(sub {
+        $hits = 0;
+        for my $c (qw(br gzip zstd)) {
+            ($r, $n) = req('/cache/big.html', $c);
+            $bad++ if (decode_body($r) // '') ne $big;
+            $hits++ if $n->{cache} eq 'hit';
+        }
+        $hits == 3;
+    }, 90);
+    ok t_cmp($bad, 0, 'every answer since decodes to the file');
+    ok t_cmp($hits, 3, 'and all three codings came from the cache');
+    ok t_cmp((grep { /\.tmp\.$pid$/ } cache_files()) ? 1 : 0, 0,
+             "the killed worker's file is gone");
+}
+
+# ---- restarts keep the cache --------------------------------------------------------------
+# One process under valgrind (-X): killing or restarting it ends the run.
+unless ($one) {
+    my $parent = slurp(serverroot() . '/logs/httpd.pid') + 0;
+    sub restart {
+        my ($sig) = @_;
+        my $resumed = log_count(qr/resuming normal operations/);
+        kill $sig, $parent or die "kill $sig $parent: $!";
+        wait_for(sub {
+            log_count(qr/resuming normal operations/) > $resumed
+                && eval { status(); 1 };
+        }, 20) or die "no restart";
+    }
+    my $hits0 = status()->{cache}{hits};
+    restart('USR1');
+    ($r, $n) = req('/cache/page.html', 'br');
+    ok t_cmp($n->{cache}, 'hit', 'graceful restart: still cached');
+    ok $r->content eq $body;
+    ok t_cmp(status()->{cache}{hits} > $hits0 ? 1 : 0, 1, 'counters kept');
+    restart('HUP');
+    ($r, $n) = req('/cache/page.html', 'br');
+    ok t_cmp($n->{cache}, 'hit', 'full restart: still cached');
+    ok t_cmp(decode_body($r), $page);
+    ok t_cmp(wait_for(sub { my $d = status()->{cache}{dirs}[0];
+                            $d->{counted} && $d->{entries} > 0 }, 10), 1,
+             'entries counted again');
+    ok t_cmp(status()->{cache}{hits} < $hits0 ? 1 : 0, 1, 'counters cleared');
+}
+
+# ---- a read-only directory: on the fly, one log line ------------------------------
+my $failed = log_count(qr/ADF00022/);
+chmod 0500, $cdir;
+my %ro = map { ("ro$_.html" => substr($text, 1000 * $_, 20000)) } 1 .. 3;
+mkpage($_, $ro{$_}) for keys %ro;
+my $errors = 0;
+for my $round (1 .. 3) {
+    for my $p (sort keys %ro) {
+        ($r, $n) = req("/cache/$p", 'br');
+        $errors++ if $r->code != 200 || (decode_body($r) // '') ne $ro{$p};
+    }
+    sleep 0.5;
+}
+ok t_cmp(wait_for(sub { log_count(qr/ADF00022/) > $failed }, 10), 1,
+         'the failure is logged');
+sleep 1;
+($r) = req('/cache/ro1.html', 'br');
+$errors++ if $r->code != 200;
+ok t_cmp($errors, 0, 'no error to any client');
+ok t_cmp(log_count(qr/ADF00022/) - $failed, 1, 'once');
+ok t_cmp(slurp($errlog), qr{ADF00022: AdaptiveDeflateCache \Q$cdir\E: cannot create a file in it \(Permission denied\)},
+         'saying what and why');
+ok t_cmp(status()->{cache}{dirs}[0]{writable} ? 1 : 0, 0, 'status: not writable');
+chmod 0700, $cdir;
+($r, $n) = wait_hit('/cache/ro1.html', 'br', 30);
+ok t_cmp($n->{cache}, 'hit', 'writable again: cached');
+ok t_cmp(slurp($errlog), qr{ADF00023: AdaptiveDeflateCache \Q$cdir\E: writable again});
+
+# ---- a full disk: a 64 KB tmpfs mounted over the directory (root only) ---------
+my ($uid, $gid) = (getpwnam('nobody'))[2, 3];
+settle();           # nothing half-written under the mount
+if ($can_mount && system('mount', '-t', 'tmpfs', '-o',
+                         "size=64k,mode=0700,uid=$uid,gid=$gid", 'tmpfs',
+                         $cdir) == 0) {
+    my $failed = log_count(qr/ADF00022/);
+    # three codings of it do not fit in 64 KB
+    my $full = substr($text, 100000, 150000);
+    mkpage('full.html', $full);
+    my $errors = 0;
+    wait_for(sub {
+        ($r, $n) = req('/cache/full.html', 'br');
+        $errors++ if $r->code != 200 || (decode_body($r) // '') ne $full;
+        log_count(qr/ADF00022/) > $failed;
+    }, 20);
+    ok t_cmp($errors, 0, 'full disk: no error to any client');
+    ok t_cmp(log_count(qr/ADF00022/) - $failed, 1, 'one line');
+    ok t_cmp(slurp($errlog), qr{ADF00022: AdaptiveDeflateCache \Q$cdir\E: cannot write a file in it \(No space left on device\)},
+             'saying so');
+    ok t_cmp((grep { /\.tmp\./ } cache_files()) ? 1 : 0, 0, 'nothing half-written left');
+    system('umount', $cdir) == 0 or die "umount $cdir";
+    mkpage('space.html', substr($text, 3000, 20000));
+    ($r, $n) = wait_hit('/cache/space.html', 'br', 60);
+    ok t_cmp($n->{cache}, 'hit', 'space again: cached');
+}
+
+# ---- MAXSIZE, least recently used first --------------------------------------------------
+mkpage('hot.html', substr($text, 100000, 20000));
+wait_hit('/cache/hot.html', 'br');
+my $max = status()->{cache}{dirs}[0]{max_bytes};
+my $ev0 = status()->{cache}{evictions};
+my @rand;
+for my $i (1 .. 20) {
+    my $b = '';
+    $b .= pack('N', int(rand(2**32))) for 1 .. 11250;
+    my $data = encode_base64($b);
+    push @rand, $data;
+    mkpage("many$i.html", $data);
+    req("/cache/many$i.html", 'br');
+}
+my $written = -1;
+wait_for(sub {
+    req('/cache/hot.html', 'br');       # kept recent
+    my $s = status()->{cache};
+    my $w = $s->{dirs}[0]{written};
+    my $done = $s->{queue} == 0 && $w == $written;
+    $written = $w;
+    sleep 0.5;
+    $done && (req('/cache/many20.html', 'zstd'))[1]{cache} eq 'hit';
+}, 90);
+sleep 6;        # evicted files outlive their eviction by 5 s
+my $total = 0;
+$total += -s "$cdir/$_" for grep { /^[0-9a-f]{16}\.(br|gz|zst)$/ } cache_files();
+ok t_cmp($total <= $max ? 1 : 0, 1, "on disk $total <= MAXSIZE $max");
+my $s = status()->{cache};
+ok t_cmp($s->{evictions} > $ev0 ? 1 : 0, 1, "evicted ($s->{evictions})");
+ok t_cmp($s->{bytes} <= $max ? 1 : 0, 1, "counted $s->{bytes} <= $max");
+($r, $n) = req('/cache/hot.html', 'br');
+ok t_cmp($n->{cache}, 'hit', 'the entry in use stays');
+($r, $n) = req('/cache/many1.html', 'br');
+ok t_cmp($n->{cache}, 'miss', 'the oldest went first');
+ok t_cmp(decode_body($r), $rand[0]);
+($r, $n) = req('/cache/many20.html', 'br');
+ok t_cmp($n->{cache}, 'hit', 'the newest stays');
+ok t_cmp(decode_body($r), $rand[19]);
+
+# ---- the status page ----------------------------------------------------------------------
+$s = status()->{cache};
+for my $k (qw(entries bytes hits misses hit_ratio queue queue_max evictions
+              working worker_pid idle idle_below dirs)) {
+    ok exists $s->{$k};
+}
+ok t_cmp($s->{dirs}[0]{dir}, $cdir);
+ok t_cmp($s->{hit_ratio} > 0 && $s->{hit_ratio} < 1 ? 1 : 0, 1,
+         "hit ratio $s->{hit_ratio}");
+ok t_cmp(($s->{entries} > 0 && $s->{hits} > 0 && $s->{misses} > 0) ? 1 : 0, 1);
+ok t_cmp(fetch('/adf-status')->content, qr/Compressed cache/, 'the HTML page');
+ok t_cmp(fetch('/server-status?auto')->content,
+         qr/^AdaptiveDeflateCacheHits: \d+$/m, "mod_status's section");
+

@@ -1,0 +1,276 @@
+/* The compressed cache's pure parts: key -> name, the entry trailer and
+ * its validation, the LRU index. */
+#include "adf_test.h"
+#include "../../adf_cache_entry.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static adf_ident_t key(void)
+{
+    adf_ident_t k = { 2049, 1234567, 100000,
+                      { 1700000000, 123456789 }, { 1700000001, 5000 } };
+    return k;
+}
+
+START_TEST(names_follow_the_key)
+{
+    adf_ident_t a = key(), b;
+    apr_uint64_t h = adf_cache_key_hash(&a), ph;
+    char name[ADF_CACHE_NAME_MAX], tmp[ADF_CACHE_NAME_MAX];
+    adf_coding_e c;
+    long pid;
+
+    /* microseconds are the key's precision: a request's stat has no more */
+    b = a;
+    b.mtime.nsec = 123456000;
+    ck_assert(adf_cache_key_hash(&b) == h);
+    /* any other change is another key: a microsecond of mtime or ctime
+     * (an edit in the same second, a rollback), inode, size, device */
+    b = a;
+    b.mtime.nsec += 1000;
+    ck_assert(adf_cache_key_hash(&b) != h);
+    b = a;
+    b.mtime.sec -= 3600;
+    ck_assert(adf_cache_key_hash(&b) != h);
+    b = a;
+    b.ctime.nsec += 1000;
+    ck_assert(adf_cache_key_hash(&b) != h);
+    b = a;
+    b.ino++;
+    ck_assert(adf_cache_key_hash(&b) != h);
+    b = a;
+    b.size++;
+    ck_assert(adf_cache_key_hash(&b) != h);
+    b = a;
+    b.dev++;
+    ck_assert(adf_cache_key_hash(&b) != h);
+
+    adf_cache_entry_name(name, h, ADF_GZIP);
+    ck_assert_int_eq(strlen(name), 16 + 3);
+    ck_assert_str_eq(name + 16, ".gz");
+    ck_assert(adf_cache_file_kind(name, &ph, &c, &pid)
+              == ADF_CACHE_FILE_ENTRY);
+    ck_assert(ph == h);
+    ck_assert_int_eq(c, ADF_GZIP);
+    adf_cache_entry_name(name, 0x00ab, ADF_GZIP);
+    ck_assert_str_eq(name, "00000000000000ab.gz");
+    adf_cache_temp_name(tmp, name, 4321);
+    ck_assert_str_eq(tmp, "00000000000000ab.gz.tmp.4321");
+    ck_assert(adf_cache_file_kind(tmp, &ph, &c, &pid) == ADF_CACHE_FILE_TEMP);
+    ck_assert_int_eq(pid, 4321);
+    ck_assert_int_eq(c, ADF_GZIP);
+    /* (gzip: the coding every build has) nothing else is taken for an entry or a temporary file */
+    ck_assert(adf_cache_file_kind("README", &ph, &c, &pid)
+              == ADF_CACHE_FILE_OTHER);
+    ck_assert(adf_cache_file_kind("00000000000000ab.txt", &ph, &c, &pid)
+              == ADF_CACHE_FILE_OTHER);
+    ck_assert(adf_cache_file_kind("00000000000000AB.gz", &ph, &c, &pid)
+              == ADF_CACHE_FILE_OTHER);
+    ck_assert(adf_cache_file_kind("00000000000000ab.gzx", &ph, &c, &pid)
+              == ADF_CACHE_FILE_OTHER);
+    ck_assert(adf_cache_file_kind("00000000000000ab.gz.tmp.", &ph, &c, &pid)
+              == ADF_CACHE_FILE_OTHER);
+    ck_assert(adf_cache_file_kind("00000000000000ab.gz.tmp.0", &ph, &c, &pid)
+              == ADF_CACHE_FILE_OTHER);
+    ck_assert(adf_cache_file_kind("00000000000000ab.gz.tmp.12x", &ph, &c,
+                                  &pid) == ADF_CACHE_FILE_OTHER);
+    ck_assert(adf_cache_file_kind("0000000000000ab.gz", &ph, &c, &pid)
+              == ADF_CACHE_FILE_OTHER);
+}
+END_TEST
+
+START_TEST(crc_is_crc32)
+{
+    ck_assert_uint_eq(adf_cache_crc(0, "123456789", 9), 0xCBF43926u);
+    /* continued in pieces, the same */
+    ck_assert_uint_eq(adf_cache_crc(adf_cache_crc(0, "1234", 4), "56789", 5),
+                      0xCBF43926u);
+}
+END_TEST
+
+static adf_cache_trailer_t trailer(void)
+{
+    adf_cache_trailer_t t;
+
+    t.coding = ADF_BR;
+    t.length = 12345;
+    t.crc = 0xdeadbeef;
+    t.key = key();
+    return t;
+}
+
+START_TEST(trailer_round_trip)
+{
+    adf_cache_trailer_t t = trailer(), u;
+    unsigned char buf[ADF_CACHE_TRAILER];
+
+    adf_cache_trailer_format(buf, &t);
+    ck_assert_int_eq(adf_cache_trailer_parse(buf, 12345 + ADF_CACHE_TRAILER,
+                                             &u), 0);
+    ck_assert_int_eq(u.coding, ADF_BR);
+    ck_assert(u.length == 12345);
+    ck_assert_uint_eq(u.crc, 0xdeadbeef);
+    ck_assert(adf_ident_same(&u.key, &t.key));
+    /* the magic number ends the file */
+    ck_assert(!memcmp(buf + ADF_CACHE_TRAILER - 8, "ADFcache", 8));
+}
+END_TEST
+
+START_TEST(trailer_rejects_damage)
+{
+    adf_cache_trailer_t t = trailer(), u;
+    unsigned char buf[ADF_CACHE_TRAILER], bad[ADF_CACHE_TRAILER];
+    apr_off_t size = 12345 + ADF_CACHE_TRAILER;
+    int i, bit;
+
+    adf_cache_trailer_format(buf, &t);
+    /* truncated or appended to: the coded length no longer fits */
+    ck_assert_int_eq(adf_cache_trailer_parse(buf, size - 1, &u), -1);
+    ck_assert_int_eq(adf_cache_trailer_parse(buf, size + 1, &u), -1);
+    ck_assert_int_eq(adf_cache_trailer_parse(buf, ADF_CACHE_TRAILER - 1, &u),
+                     -1);
+    /* any flipped bit of the trailer */
+    for (i = 0; i < ADF_CACHE_TRAILER; i++) {
+        for (bit = 0; bit < 8; bit++) {
+            memcpy(bad, buf, sizeof(bad));
+            bad[i] ^= (unsigned char)(1 << bit);
+            ck_assert_msg(adf_cache_trailer_parse(bad, size, &u) == -1,
+                          "byte %d bit %d", i, bit);
+        }
+    }
+    /* a file that ends in anything else: coded bytes, zeros */
+    memset(bad, 0, sizeof(bad));
+    ck_assert_int_eq(adf_cache_trailer_parse(bad, size, &u), -1);
+    /* a coding this format does not know */
+    t.coding = ADF_NCODINGS;
+    adf_cache_trailer_format(bad, &t);
+    ck_assert_int_eq(adf_cache_trailer_parse(bad, size, &u), -1);
+    t.coding = ADF_IDENTITY;
+    adf_cache_trailer_format(bad, &t);
+    ck_assert_int_eq(adf_cache_trailer_parse(bad, size, &u), -1);
+}
+END_TEST
+
+START_TEST(trailer_names_its_source)
+{
+    adf_cache_trailer_t t = trailer();
+    adf_ident_t f = key();
+
+    /* the request has microseconds */
+    f.mtime.nsec = 123456000;
+    f.ctime.nsec = 5000;
+    ck_assert(adf_cache_trailer_matches(&t, &f, ADF_BR));
+    ck_assert(!adf_cache_trailer_matches(&t, &f, ADF_GZIP));
+    f.ctime.nsec += 1000;           /* touched a microsecond later */
+    ck_assert(!adf_cache_trailer_matches(&t, &f, ADF_BR));
+    f = key();
+    f.mtime.sec -= 86400;           /* rolled back: cp -p, touch -d */
+    ck_assert(!adf_cache_trailer_matches(&t, &f, ADF_BR));
+    f = key();
+    f.size--;
+    ck_assert(!adf_cache_trailer_matches(&t, &f, ADF_BR));
+    f = key();
+    f.dev++;
+    ck_assert(!adf_cache_trailer_matches(&t, &f, ADF_BR));
+}
+END_TEST
+
+START_TEST(index_arithmetic)
+{
+    adf_cache_index_t x = { 0 };
+    const adf_cache_rec_t *v;
+    adf_cache_rec_t *r;
+
+    ck_assert_int_eq(adf_cache_index_add(&x, 30, ADF_BR, 100, 3), 0);
+    ck_assert_int_eq(adf_cache_index_add(&x, 10, ADF_BR, 200, 1), 0);
+    ck_assert_int_eq(adf_cache_index_add(&x, 20, ADF_BR, 300, 2), 0);
+    ck_assert_int_eq(adf_cache_index_add(&x, 20, ADF_GZIP, 50, 2), 0);
+    ck_assert_int_eq(x.n, 3);
+    ck_assert(x.bytes == 650);
+    r = adf_cache_index_find(&x, 20);
+    ck_assert(r && r->bytes == 350 && r->file[ADF_BR] == 300
+              && r->file[ADF_GZIP] == 50 && r->file[ADF_ZSTD] == 0);
+    /* a coding's file written again replaces the old one's size */
+    ck_assert_int_eq(adf_cache_index_add(&x, 20, ADF_GZIP, 60, 1), 0);
+    ck_assert(x.bytes == 660 && r->bytes == 360 && r->used == 2);
+    ck_assert(!adf_cache_index_find(&x, 15));
+    /* sorted by hash */
+    ck_assert(x.rec[0].hash == 10 && x.rec[1].hash == 20
+              && x.rec[2].hash == 30);
+
+    /* within the limit: nothing to evict */
+    ck_assert(!adf_cache_index_victim(&x, 660, 0));
+    /* over: the least recently used first */
+    v = adf_cache_index_victim(&x, 659, 0);
+    ck_assert(v && v->hash == 10);
+    /* a hit makes it the most recent */
+    ck_assert_int_eq(adf_cache_index_add(&x, 10, ADF_BR, 200, 9), 0);
+    v = adf_cache_index_victim(&x, 659, 0);
+    ck_assert(v && v->hash == 20);
+    /* the entry just written is not evicted to make room... */
+    v = adf_cache_index_victim(&x, 659, 20);
+    ck_assert(v && v->hash == 30);
+    ck_assert(adf_cache_index_remove(&x, 30) == 100);
+    ck_assert(adf_cache_index_remove(&x, 30) == 0);
+    ck_assert(adf_cache_index_remove(&x, 10) == 200);
+    ck_assert(x.n == 1 && x.bytes == 360);
+    /* ... unless it alone is too big */
+    ck_assert(!adf_cache_index_victim(&x, 360, 20));
+    v = adf_cache_index_victim(&x, 359, 20);
+    ck_assert(v && v->hash == 20);
+    adf_cache_index_free(&x);
+    ck_assert(x.n == 0 && x.bytes == 0 && !x.rec);
+}
+END_TEST
+
+START_TEST(index_many)
+{
+    adf_cache_index_t x = { 0 };
+    apr_off_t total = 0, max = 5000;
+    const adf_cache_rec_t *v;
+    int i, n = 2000;
+
+    srand(7);
+    for (i = 0; i < n; i++) {
+        apr_uint64_t h = ((apr_uint64_t)rand() << 32) ^ (apr_uint64_t)rand();
+
+        h = h * 2 + 1;      /* never 0 */
+        if (adf_cache_index_find(&x, h)) {
+            continue;
+        }
+        ck_assert_int_eq(adf_cache_index_add(&x, h, ADF_BR, 1 + i % 7, i), 0);
+        total += 1 + i % 7;
+    }
+    ck_assert(x.bytes == total);
+    for (i = 1; i < x.n; i++) {
+        ck_assert(x.rec[i - 1].hash < x.rec[i].hash);
+    }
+    /* trimmed to max, oldest first: what is left is the newest */
+    while ((v = adf_cache_index_victim(&x, max, 0))) {
+        apr_time_t used = v->used;
+
+        adf_cache_index_remove(&x, v->hash);
+        for (i = 0; i < x.n; i++) {
+            ck_assert(x.rec[i].used >= used);
+        }
+    }
+    ck_assert(x.bytes <= max && x.bytes > max - 7);
+    adf_cache_index_free(&x);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("cache");
+    TCase *tc = adf_test_case(s, "cache");
+
+    tcase_add_test(tc, names_follow_the_key);
+    tcase_add_test(tc, crc_is_crc32);
+    tcase_add_test(tc, trailer_round_trip);
+    tcase_add_test(tc, trailer_rejects_damage);
+    tcase_add_test(tc, trailer_names_its_source);
+    tcase_add_test(tc, index_arithmetic);
+    tcase_add_test(tc, index_many);
+    return adf_test_run(s);
+}
