@@ -75,7 +75,9 @@ chmod 0755, $dir;
 spew("$dir/shim.c", <<'C');
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 static void mark(const char *c)
@@ -88,7 +90,14 @@ static void mark(const char *c)
         close(fd);
     }
 }
-__attribute__((constructor)) static void loaded(void) { mark("L"); }
+/* "L" from httpd only: a wrapper script's shell inherits the preload too */
+__attribute__((constructor)) static void loaded(void)
+{
+    if (strcmp(program_invocation_short_name, "apache2") == 0
+        || strcmp(program_invocation_short_name, "httpd") == 0) {
+        mark("L");
+    }
+}
 int apr_random_insecure_bytes(void *g, void *buf, size_t n)
 {
     static int (*real)(void *, void *, size_t);
