@@ -631,7 +631,7 @@ static mode_t keep_owner(job_t *j, const struct stat *st)
 
 /* Mark the temporary file as written by this tool, with F's identity.
  * Where the filesystem has no user extended attributes, say once that
- * -d will not be able to remove these siblings.  -1 and errno. */
+ * these siblings will be neither served nor removed.  -1 and errno. */
 static int mark(job_t *j, const struct stat *st)
 {
     char v[ADF_MARK_MAX];
@@ -652,8 +652,8 @@ static int mark(job_t *j, const struct stat *st)
         fflush(stdout);
         fprintf(stderr, "adaptive-precompress: warning: %s: its filesystem "
                 "has no user extended attributes, so siblings written there "
-                "carry no " ADF_MARK_XATTR " marker and -d will not be able "
-                "to remove them later\n", esc(j->sib));
+                "carry no " ADF_MARK_XATTR " marker: the module will not "
+                "serve them and -d will not remove them\n", esc(j->sib));
     }
     return 0;
 }
