@@ -25,6 +25,9 @@ static TCase *adf_test_case(Suite *s, const char *name)
 {
     TCase *tc = tcase_create(name);
 
+    /* check's 4 s default is for a quiet machine; a timeout here should
+     * mean a hang, not ASan on a busy one */
+    tcase_set_timeout(tc, 120);
     tcase_add_checked_fixture(tc, adf_test_setup, adf_test_teardown);
     suite_add_tcase(s, tc);
     return tc;

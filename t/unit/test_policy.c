@@ -368,9 +368,12 @@ START_TEST(types_match_like_fnmatch)
         apr_pool_clear(sub);
         one = adf_types_make(sub);
         adf_types_add(one, sub, pat);
-        ck_assert_msg(adf_types_match(one, str)
-                      == (apr_fnmatch(pat, str, APR_FNM_CASE_BLIND)
-                          == APR_SUCCESS), "'%s' against '%s'", pat, str);
+        /* asserted only when it fails: a passing ck_assert is a write
+         * to check's pipe */
+        if (adf_types_match(one, str)
+            != (apr_fnmatch(pat, str, APR_FNM_CASE_BLIND) == APR_SUCCESS)) {
+            ck_abort_msg("'%s' against '%s'", pat, str);
+        }
     }
     one = adf_types_make(pool);
     adf_types_add(one, pool, "text/[hx]*");
