@@ -165,21 +165,27 @@ def make_pages(docroot, sizes=(10, 25, 50, 75, 100, 170), static=True, big_mb=8)
         with open(os.path.join(docroot, "book%d.html" % kb), "wb") as f:
             f.write(BOOK_HEAD + text[:n] + BOOK_TAIL)
     shutil.copy(corpus_file("html", "page.html"), os.path.join(docroot, "page.html"))
+    st = os.path.join(docroot, "static")
     if static:
-        st = os.path.join(docroot, "static")
         os.makedirs(st, exist_ok=True)
         shutil.copy(corpus_file("html", "page.html"), os.path.join(st, "page.html"))
+    # Before the siblings: a chmod moves F's ctime, and a sibling stands
+    # for F only while its mark names F's ctime (it would never be served).
+    sh(["chmod", "-R", "a+rX", docroot])
+    extra = []
+    if static:
         tool = os.path.join(TOP, "tools", "adaptive-precompress")
         if not os.path.exists(tool):
             raise HarnessError("%s is missing: build first (scripts/build)" % tool)
         sh([tool, "-q", st], "adaptive-precompress")
         size = os.path.getsize(os.path.join(st, "page.html.gz"))
-        with open(os.path.join(docroot, "plain.bin"), "wb") as f:
-            f.write(os.urandom(size))
+        extra.append(("plain.bin", size))
     if big_mb:
-        with open(os.path.join(docroot, "big.bin"), "wb") as f:
-            f.write(os.urandom(big_mb << 20))
-    sh(["chmod", "-R", "a+rX", docroot])
+        extra.append(("big.bin", big_mb << 20))
+    for name, size in extra:
+        with open(os.path.join(docroot, name), "wb") as f:
+            f.write(os.urandom(size))
+        os.chmod(os.path.join(docroot, name), 0o644)
 
 
 # ---- setups ------------------------------------------------------------------
