@@ -236,6 +236,7 @@ void adf_conf_control(const adf_srv_conf_t *sc, adf_control_conf_t *cc)
                                              : ADF_DEFAULT_CPU_OFF;
     cc->limit_on = sc->cpu_on != ADF_UNSET ? sc->cpu_on : ADF_DEFAULT_CPU_ON;
     cc->bw_target = sc->bw_target > 0 ? sc->bw_target : 0;
+    cc->fixed = sc->load_source == ADF_SRC_NONE;
     for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
         cc->top_level[c] = adf_config_top_level((adf_coding_e)c);
     }

@@ -167,6 +167,11 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     c->ema = c->primed ? a * sample + (1 - a) * c->ema : sample;
     c->primed = 1;
     c->spent = clamp(100 * spent / cap_ns, 0, 100);
+    if (conf->fixed) {
+        c->budget = top;        /* learns the costs, never steers */
+        c->limited = 0;
+        return;
+    }
 
     /* The safety net: above OFF twice, nothing new is compressed until a
      * sample is below ON; then from half the budget that tripped it. */

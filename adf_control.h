@@ -41,6 +41,7 @@ typedef struct {
     int top_level[ADF_NCODINGS];    /* highest level any range allows; 0:
                                      * a coding not in use */
     double bw_target;           /* egress bytes/s that matter; 0: always */
+    int fixed;                  /* no load source: the top rung, always */
 } adf_control_conf_t;
 
 typedef struct {

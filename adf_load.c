@@ -377,13 +377,16 @@ const char *adf_parse_source(apr_pool_t *p, const char *arg,
     else if (!strcasecmp(arg, "psi")) {
         *src = ADF_SRC_PSI;
     }
+    else if (!strcasecmp(arg, "none")) {
+        *src = ADF_SRC_NONE;
+    }
     else if (!strncasecmp(arg, "file:", 5) && arg[5]) {
         *src = ADF_SRC_FILE;
         *path = arg + 5;
     }
     else {
         return apr_psprintf(p, "'%s' is not a load source (auto, cpus, "
-                            "cgroup, psi or file:PATH)", arg);
+                            "cgroup, psi, file:PATH or none)", arg);
     }
     return NULL;
 }

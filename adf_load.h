@@ -65,11 +65,12 @@ typedef enum {
     ADF_SRC_CPUS,
     ADF_SRC_CGROUP,
     ADF_SRC_PSI,
-    ADF_SRC_FILE
+    ADF_SRC_FILE,
+    ADF_SRC_NONE                /* no signal: fixed levels */
 } adf_source_e;
 
-/* AdaptiveDeflateLoadSource's value: "auto", "cpus", "cgroup", "psi" or
- * "file:PATH".  A directive value, so adf_parse.h's convention: NULL, or
+/* AdaptiveDeflateLoadSource's value: "auto", "cpus", "cgroup", "psi",
+ * "file:PATH" or "none".  A directive value, so adf_parse.h's convention: NULL, or
  * an error message from p. */
 const char *adf_parse_source(apr_pool_t *p, const char *arg,
                              adf_source_e *src, const char **path);

@@ -177,6 +177,11 @@ adf_sampler_t *adf_sampler_create(apr_pool_t *p, adf_source_e src,
         }
         return s;
     }
+    if (src == ADF_SRC_NONE) {
+        s->src = src;
+        s->what = "none (fixed levels: the top of each range)";
+        return s;
+    }
     if (src == ADF_SRC_PSI) {
         s->src = src;
         cg = find_cgroup(p, s);
@@ -278,6 +283,7 @@ const char *adf_sampler_probe(adf_sampler_t *s, apr_pool_t *p)
         }
         break;
     case ADF_SRC_PSI:
+    case ADF_SRC_NONE:
         break;
     default:
         files[n++] = s->stat;
@@ -346,6 +352,9 @@ int adf_sampler_read(adf_sampler_t *s, apr_time_t now, adf_delta_t *prev,
 
     out->busy = out->pressure = -1;
     switch (s->src) {
+    case ADF_SRC_NONE:
+        out->busy = 0;
+        return 0;
     case ADF_SRC_FILE:
         if (!(t = slurp(s, s->file))) {
             return -1;

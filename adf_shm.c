@@ -588,6 +588,13 @@ int adf_shm_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     if (!(shared = attach(s, &m->conf))) {
         return OK;
     }
+    if (m->conf.fixed) {
+        /* no signal to wait for (also after a graceful restart from one) */
+        shared->control.top = adf_control_top(&shared->model, &m->conf);
+        shared->control.budget = shared->control.top;
+        shared->control.limited = 0;
+        publish(&shared->control);
+    }
     m->interval = adf_conf_interval(sc);
     m->generation = (apr_uint32_t)ap_state_query(AP_SQ_CONFIG_GEN);
     src = adf_conf_source(sc, &path);

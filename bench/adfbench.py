@@ -273,12 +273,12 @@ def make_setup(name, work, status=False):
         return Setup(name, "httpd", "SetOutputFilter BROTLI_COMPRESS\nBrotliCompressionQuality %s\n" % num,
                      modules=["brotli", "filter"])
     if kind == "adf":
-        return Setup(name, "httpd", adf_conf(levels="%s %s" % (num, num), source=fixed_load) + st, adf=True)
+        return Setup(name, "httpd", adf_conf(levels="%s %s" % (num, num), source="none") + st, adf=True)
     if kind == "adfzstd":
-        return Setup(name, "httpd", adf_conf(zstd="%s %s" % (num, num), source=fixed_load, enc="zstd") + st,
+        return Setup(name, "httpd", adf_conf(zstd="%s %s" % (num, num), source="none", enc="zstd") + st,
                      adf=True)
     if kind == "adfbr":
-        return Setup(name, "httpd", adf_conf(br="%s %s" % (num, num), source=fixed_load, enc="br") + st,
+        return Setup(name, "httpd", adf_conf(br="%s %s" % (num, num), source="none", enc="br") + st,
                      adf=True)
     if name == "adaptive":
         return Setup(name, "httpd", "AdaptiveDeflate On\n" + st, adf=True)

@@ -9,7 +9,7 @@ use Apache::TestUtil;
 use File::Copy qw(copy);
 use ADFTest;
 
-plan tests => 16;
+plan tests => 21;
 
 my $root = docroot();
 copy("$root/corpus/book.txt", "$root/caps/big.txt") or die "copy: $!";
@@ -33,7 +33,10 @@ sub wait_note {
 }
 
 set_load(5);
-my ($ok, $r, $n) = wait_note(sub { $_[1]{load} =~ m{^5\.0/} });
+# A fresh server starts from a cheap budget and climbs within a few
+# samples (when this file runs alone, nothing warmed it up).
+my ($ok, $r, $n) = wait_note(sub { $_[1]{load} =~ m{^5\.0/}
+                                   && $_[1]{reason} eq 'max' });
 ok $ok;
 ok t_cmp(gzip_xfl($r->content), 2, 'light load: level 9');
 ok t_cmp($n->{reason}, 'max', 'reason max');
@@ -76,3 +79,41 @@ ok t_cmp(note_for(qr{^GET /caps/big.txt })->{level}, 1,
          'large response capped at level 1');
 ok t_cmp(note_for(qr{^GET /caps/big.txt })->{reason}, 'size-cap',
          'reason size-cap');
+
+# No load source: the top of the range on every response, at once and
+# an interval later; never "no-signal" (a fixed level, like mod_deflate's).
+{
+    my $dir = serverroot() . '/fixed';
+    system('rm', '-rf', $dir);
+    mkdir $dir or die "$dir: $!";
+    mkdir "$dir/htdocs" or die;
+    mkdir "$dir/logs" or die;
+    spew("$dir/htdocs/page.html", $page);
+    chmod 0755, $dir, "$dir/htdocs";
+    chmod 0777, "$dir/logs";
+    chmod 0644, "$dir/htdocs/page.html";
+    my $url = scratch_server($dir, 'event', <<"CONF");
+LogFormat "%r level=%{adaptive_deflate_level}n reason=%{adaptive_deflate_reason}n" n
+CustomLog "$dir/logs/notes" n
+AdaptiveDeflate On
+AdaptiveDeflateLoadSource none
+AdaptiveDeflateLoadInterval 100ms
+<Location "/adf-status">
+    SetHandler adaptive-deflate-status
+</Location>
+CONF
+    my $ua = Apache::TestRequest::user_agent();
+    my $first = $ua->get("$url/page.html?1", 'Accept-Encoding' => 'gzip');
+    select undef, undef, undef, 0.5;
+    my $later = $ua->get("$url/page.html?2", 'Accept-Encoding' => 'gzip');
+    my $status = $ua->get("$url/adf-status?json")->content;
+    stop_scratch_server($dir);
+    my $notes = slurp("$dir/logs/notes");
+    ok t_cmp($notes, qr{^GET /page.html\?1 \S+ level=9 reason=max$}m,
+             'no load source: the first response at the top');
+    ok t_cmp($notes, qr{^GET /page.html\?2 \S+ level=9 reason=max$}m,
+             'and an interval later (never no-signal)');
+    ok t_cmp(gzip_xfl($later->content), 2, 'gzip level 9 on the wire');
+    ok t_cmp(decode_body($later), $page);
+    ok t_cmp($status, qr{"source":"none \(fixed levels}, 'the status names it');
+}

@@ -493,6 +493,32 @@ START_TEST(limit_hysteresis)
 }
 END_TEST
 
+/* No load source: the top rung whatever the load and whatever
+ * compression costs, never limited; the costs are still learned. */
+START_TEST(fixed_never_steers)
+{
+    adf_obs_t *o = calloc(1, sizeof(*o));
+    int i;
+
+    fresh();
+    conf.fixed = 1;
+    o->seconds = 1;
+    o->capacity = 1;
+    o->load = 100;
+    o->eligible = 1e9;
+    o->rung[ADF_GZIP][9][0].bytes_in = 1e9;
+    for (i = 0; i < 5; i++) {
+        adf_control_update(&ctl, &model, &conf, o);
+        ck_assert_int_eq(ctl.limited, 0);
+        ck_assert(ctl.budget == adf_control_top(&model, &conf));
+    }
+    conf.fixed = 0;
+    adf_control_update(&ctl, &model, &conf, o);
+    ck_assert(ctl.budget < adf_control_top(&model, &conf));
+    free(o);
+}
+END_TEST
+
 /* Idle, for background work: below half the CPU target. */
 START_TEST(idle_mark)
 {
@@ -523,5 +549,6 @@ int main(void)
     tcase_add_test(tc, bandwidth_target);
     tcase_add_test(tc, fast_clients_get_half_the_target);
     tcase_add_test(tc, limit_hysteresis);
+    tcase_add_test(tc, fixed_never_steers);
     return adf_test_run(s);
 }

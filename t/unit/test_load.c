@@ -170,6 +170,9 @@ START_TEST(sources)
     ck_assert_ptr_null(adf_parse_source(pool, "file:/x/y", &src, &path));
     ck_assert_int_eq(src, ADF_SRC_FILE);
     ck_assert_str_eq(path, "/x/y");
+    ck_assert_ptr_null(adf_parse_source(pool, "None", &src, &path));
+    ck_assert_int_eq(src, ADF_SRC_NONE);
+    ck_assert_ptr_null(path);
     ck_assert_ptr_nonnull(adf_parse_source(pool, "file:", &src, &path));
     ck_assert_ptr_nonnull(adf_parse_source(pool, "load", &src, &path));
 }
