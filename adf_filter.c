@@ -207,15 +207,17 @@ static void note_decision(request_rec *r, const adf_decision_t *d,
     if (load && load->raw >= 0) {
         ld = load_note(r->pool, load);
     }
-    apr_table_setn(r->notes, ADF_NOTE_PREFIX "coding",
+    /* Set once per request (the first instance claims it): added, not
+     * set, which would search the table for an older value first. */
+    apr_table_addn(r->notes, ADF_NOTE_PREFIX "coding",
                    d->coding ? adf_coding_name(d->coding) : "identity");
-    apr_table_setn(r->notes, ADF_NOTE_PREFIX "level",
+    apr_table_addn(r->notes, ADF_NOTE_PREFIX "level",
                    d->reason == ADF_R_PRECOMPRESSED
                    || d->reason == ADF_R_CACHE_HIT ? "-"
                    : apr_itoa(r->pool, d->level));
-    apr_table_setn(r->notes, ADF_NOTE_PREFIX "reason",
+    apr_table_addn(r->notes, ADF_NOTE_PREFIX "reason",
                    adf_reason_name(d->reason));
-    apr_table_setn(r->notes, ADF_NOTE_PREFIX "load", ld);
+    apr_table_addn(r->notes, ADF_NOTE_PREFIX "load", ld);
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
                   "%s %s: %s (level %d, reason %s, load %s)", r->method,
                   r->uri, d->coding ? adf_coding_name(d->coding)
@@ -227,10 +229,10 @@ static void note_sizes(request_rec *r, const adf_stream_t *s)
 {
     apr_off_t in = adf_stream_bytes_in(s), out = adf_stream_bytes_out(s);
 
-    apr_table_setn(r->notes, ADF_NOTE_PREFIX "in", apr_off_t_toa(r->pool, in));
-    apr_table_setn(r->notes, ADF_NOTE_PREFIX "out",
+    apr_table_addn(r->notes, ADF_NOTE_PREFIX "in", apr_off_t_toa(r->pool, in));
+    apr_table_addn(r->notes, ADF_NOTE_PREFIX "out",
                    apr_off_t_toa(r->pool, out));
-    apr_table_setn(r->notes, ADF_NOTE_PREFIX "ratio",
+    apr_table_addn(r->notes, ADF_NOTE_PREFIX "ratio",
                    in ? apr_itoa(r->pool, (int)(out * 100 / in)) : "-");
     ap_log_rerror(APLOG_MARK, APLOG_TRACE2, 0, r, "%" APR_OFF_T_FMT " -> %"
                   APR_OFF_T_FMT " bytes", in, out);
@@ -298,23 +300,30 @@ static void decide(request_rec *r, apr_bucket_brigade *bb,
     adf_request_facts(r, dc, &acc, &in);
     *slow = 0;
     if (!in.status_ok || !in.type_ok) {
-        /* decided on these alone: no settings, no TCP_INFO needed */
+        /* decided on these alone: no settings needed */
         memset(&pc, 0, sizeof(pc));
     }
     else {
         adf_conf_policy(dc, &pc);
-        *slow = !not_modified && slow_client(r, load);
     }
     in.length = body_length(r, bb);
     in.whole = whole_body(r, bb, in.length);
     in.model = load->model;
     /* A 304 only names the representation: the load does not matter. */
-    in.budget = not_modified ? 1e9
-              : *slow ? load->budget * ADF_SLOW_WEIGHT : load->budget;
+    in.budget = not_modified ? 1e9 : load->budget;
     in.limited = not_modified ? 0 : load->limited;
     in.failsafe = !not_modified && load->stale;
     in.dice = adf_rand01();
     adf_policy_decide(&pc, &in, d);
+    /* TCP_INFO (a system call) only for what the budget may decide: a
+     * compressed response, or one left out for the load; not for the
+     * clients that accept no coding, the types never compressed. */
+    if (!not_modified && (d->coding != ADF_IDENTITY || d->reason == ADF_R_LOAD)
+        && slow_client(r, load)) {
+        *slow = 1;
+        in.budget = load->budget * ADF_SLOW_WEIGHT;
+        adf_policy_decide(&pc, &in, d);
+    }
 }
 
 /* Headers of the compressed representation. */

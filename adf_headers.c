@@ -11,7 +11,7 @@
 /* A header may come as several lines (Header add, a CGI, a backend):
  * every line of it counts. */
 typedef struct {
-    const char *token;
+    const char *token, *other;  /* other: a second token that counts too */
     int found;
 } find_t;
 
@@ -19,24 +19,29 @@ static int find_token(void *baton, const char *key, const char *value)
 {
     find_t *f = baton;
 
-    f->found = adf_list_has(value, f->token);
+    f->found = adf_list_has(value, f->token)
+               || (f->other && adf_list_has(value, f->other));
     return !f->found;
 }
 
-static int has(const apr_table_t *t, const char *header, const char *token)
+static int has2(const apr_table_t *t, const char *header, const char *token,
+                const char *other)
 {
-    find_t f = { token, 0 };
+    find_t f = { token, other, 0 };
 
     apr_table_do(find_token, &f, t, header, NULL);
     return f.found;
 }
 
+static int has(const apr_table_t *t, const char *header, const char *token)
+{
+    return has2(t, header, token, NULL);
+}
+
 void adf_merge_vary(request_rec *r)
 {
-    if (has(r->headers_out, "Vary", "Accept-Encoding")
-        || has(r->headers_out, "Vary", "*")
-        || has(r->err_headers_out, "Vary", "Accept-Encoding")
-        || has(r->err_headers_out, "Vary", "*")) {
+    if (has2(r->headers_out, "Vary", "Accept-Encoding", "*")
+        || has2(r->err_headers_out, "Vary", "Accept-Encoding", "*")) {
         return;
     }
     apr_table_mergen(r->headers_out, "Vary", "Accept-Encoding");
