@@ -474,10 +474,38 @@ static int read_source(job_t *j)
     return ok;
 }
 
+/* Does the index's file of coding c in rec still exist?  One that went
+ * behind the index's back (a request dropped it as damaged, an operator,
+ * tmpfiles, another server on the directory) is forgotten, to be made
+ * again: else the file would stay a miss until the next restart. */
+static int still_there(const adf_cache_gen_t *g, int i, adf_cache_rec_t *rec,
+                       adf_coding_e c)
+{
+    struct stat st;
+    char *path;
+    int there;
+
+    if (!rec || !rec->file[c]) {
+        return 0;
+    }
+    if (!(path = entry_path(g, i, rec->hash, c))) {
+        return 1;
+    }
+    there = stat(path, &st) == 0 || errno != ENOENT;
+    free(path);
+    if (!there) {
+        w.index[i].bytes -= rec->file[c];
+        rec->bytes -= rec->file[c];
+        rec->file[c] = 0;
+        publish(g, i);
+    }
+    return there;
+}
+
 static int start_job(const adf_cache_gen_t *g, apr_pool_t *parent)
 {
     job_t *j = &w.job;
-    const adf_cache_rec_t *rec;
+    adf_cache_rec_t *rec;
     int k;
 
     memset(j, 0, sizeof(*j));
@@ -496,7 +524,7 @@ static int start_job(const adf_cache_gen_t *g, apr_pool_t *parent)
         adf_coding_e c = order[k];
 
         if ((j->item.codings & 1u << c) && adf_coding(c)
-            && !(rec && rec->file[c])) {
+            && !still_there(g, (int)j->item.cache, rec, c)) {
             j->todo[j->ntodo++] = c;
         }
     }

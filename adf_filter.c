@@ -436,7 +436,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     adf_decision_t d;
     adf_ctx_t *ctx;
     apr_status_t rv;
-    int slow;
+    int slow, encoded = 0;
 
     f->ctx = NULL;
     if (st->claimed) {
@@ -450,11 +450,13 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         /* Here, after mod_headers: its "Header set Vary" replaces. */
         adf_merge_vary(r);
     }
-    if (st->sibling && adf_resp_no_transform(r)
-        && r->status != HTTP_NOT_MODIFIED
-        && (rv = adf_static_unswap(r, bb)) == APR_SUCCESS) {
-        /* mod_headers said no-transform after the sibling was chosen */
-        d.reason = ADF_R_NO_TRANSFORM;
+    if (st->sibling && r->status != HTTP_NOT_MODIFIED
+        && ((encoded = adf_header_encoding(r) != NULL)
+            || adf_resp_no_transform(r))
+        && (rv = adf_static_unswap(r, bb, encoded)) == APR_SUCCESS) {
+        /* mod_headers said no-transform, or labelled F encoded (a
+         * pre-gzipped F.css.gz), after the sibling was chosen: F as it is */
+        d.reason = encoded ? ADF_R_ENCODED : ADF_R_NO_TRANSFORM;
         d.vary = 1;
         note_decision(r, &d, NULL);
         return step_aside(f, bb);
@@ -472,6 +474,13 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         }
         note_decision(r, &d, NULL);
         return step_aside(f, bb);
+    }
+    if (st->miss && r->status == HTTP_OK && !adf_header_encoding(r)
+        && !adf_resp_no_transform(r)) {
+        /* F goes out as itself or on the fly: the worker may make it,
+         * unless the response's own headers (set after the swap looked)
+         * say it is encoded already or must not be transformed. */
+        adf_cache_miss(r, st->miss, st->miss_prefs, st->miss_nprefs);
     }
     if (only_siblings) {
         return step_aside(f, bb);

@@ -73,20 +73,22 @@ static int find_coding(void *baton, const char *key, const char *value)
     return !*ce;
 }
 
-const char *adf_declared_encoding(const request_rec *r)
+const char *adf_header_encoding(const request_rec *r)
 {
-    const char *ce = is_coding(r->content_encoding) ? r->content_encoding
-                                                    : NULL;
+    const char *ce = NULL;
 
-    if (!ce) {
-        apr_table_do(find_coding, &ce, r->headers_out, "Content-Encoding",
-                     NULL);
-    }
+    apr_table_do(find_coding, &ce, r->headers_out, "Content-Encoding", NULL);
     if (!ce) {
         apr_table_do(find_coding, &ce, r->err_headers_out,
                      "Content-Encoding", NULL);
     }
     return ce;
+}
+
+const char *adf_declared_encoding(const request_rec *r)
+{
+    return is_coding(r->content_encoding) ? r->content_encoding
+                                          : adf_header_encoding(r);
 }
 
 static int suffix_in(request_rec *r, apr_table_t *t, const char *suffix)

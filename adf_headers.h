@@ -21,6 +21,10 @@ int adf_resp_no_transform(const request_rec *r);
  * either header table; "identity" does not count), or NULL. */
 const char *adf_declared_encoding(const request_rec *r);
 
+/* ... in the header tables only: what a handler or mod_headers set, not
+ * what the sibling swap put in r->content_encoding. */
+const char *adf_header_encoding(const request_rec *r);
+
 /* What the ETag of a sibling and of a cache entry carry after their
  * coding's suffix: they and the on-the-fly output of the same coding are
  * different bytes. */

@@ -12,6 +12,11 @@ typedef struct {
     adf_coding_e sibling;   /* a precompressed sibling is being served */
     int cache_hit;          /* ... and it is a compressed cache entry */
     struct adf_cache_req_t *cache;  /* of this one (adf_cache.h) */
+    struct adf_cache_req_t *miss;   /* F could be cached there: queued once
+                                     * the filter sees the response's own
+                                     * headers (a late Content-Encoding) */
+    const adf_coding_e *miss_prefs; /* ... in these codings */
+    int miss_nprefs;
     const char *plain;      /* ... in place of this file */
     apr_finfo_t plain_finfo;
     int claimed;            /* a filter instance owns this response */

@@ -226,7 +226,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
     int checked[ADF_NCODINGS] = { 0 };
     apr_finfo_t sfi;
     const char *path;
-    int i, nleft, hit = 0;
+    int i, nleft, hit = 0, first = 1;
     adf_coding_e c;
 
     if (r->finfo.filetype != APR_REG || (r->path_info && *r->path_info)
@@ -256,10 +256,12 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
         for (i = 0; left[i] != c; i++) {
         }
         left[i] = left[--nleft];
-        checked[c] = 1;
+        /* The cache answers in the client's first choice only: a lower
+         * one that happens to be cached would win over the q-values, and
+         * the first choice would never be made. */
         if ((pre && sibling(r, c, &path, &sfi))
-            || (cache && (hit = adf_cache_lookup(r, cache, c, &path,
-                                                 &sfi)))) {
+            || (cache && first
+                && (hit = adf_cache_lookup(r, cache, c, &path, &sfi)))) {
             adf_req_t *st = adf_req(r);
 
             ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "serving %s %s",
@@ -275,9 +277,16 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
             r->content_encoding = adf_coding_name(c);
             return;
         }
+        checked[c] = 1;
+        first = 0;
     }
     if (cache && d.coding != ADF_IDENTITY) {
-        adf_cache_miss(r, cache, pc.prefs, pc.nprefs);
+        adf_req_t *st = adf_req(r);
+
+        st->miss = cache;
+        st->miss_prefs = apr_pmemdup(r->pool, pc.prefs,
+                                     pc.nprefs * sizeof(*pc.prefs));
+        st->miss_nprefs = pc.nprefs;
     }
     /* F itself goes out; if any sibling exists, another client would
      * have got it, so the answer varies. */
@@ -325,7 +334,8 @@ static int precompressed_for(request_rec *r, const char *stem,
     return on;
 }
 
-apr_status_t adf_static_unswap(request_rec *r, apr_bucket_brigade *bb)
+apr_status_t adf_static_unswap(request_rec *r, apr_bucket_brigade *bb,
+                               int keep_encoding)
 {
     adf_req_t *st = adf_req(r);
     apr_bucket_brigade *plain;
@@ -352,7 +362,9 @@ apr_status_t adf_static_unswap(request_rec *r, apr_bucket_brigade *bb)
     r->filename = (char *)st->plain;
     r->finfo = st->plain_finfo;
     r->content_encoding = NULL;
-    apr_table_unset(r->headers_out, "Content-Encoding");
+    if (!keep_encoding) {
+        apr_table_unset(r->headers_out, "Content-Encoding");
+    }
     ap_set_content_length(r, st->plain_finfo.size);
     ap_set_etag(r);
     st->sibling = ADF_IDENTITY;

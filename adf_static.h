@@ -12,9 +12,12 @@ void adf_static_child_init(apr_pool_t *pchild, server_rec *s);
  * byte for byte and the client accepts its coding. */
 void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc);
 
-/* The response turned out to say Cache-Control: no-transform (mod_headers
- * sets it after the swap): put F back in bb, with F's headers. */
-apr_status_t adf_static_unswap(request_rec *r, apr_bucket_brigade *bb);
+/* The response turned out to say Cache-Control: no-transform, or to be
+ * encoded already (mod_headers sets either after the swap): put F back in
+ * bb, with F's headers; keep_encoding leaves the Content-Encoding header
+ * that declares F's own coding. */
+apr_status_t adf_static_unswap(request_rec *r, apr_bucket_brigade *bb,
+                               int keep_encoding);
 
 /* fixups hook: where precompressed serving applies to F, a request for
  * F.gz (F.br, ...) itself is not found; nor is a file adaptive-precompress

@@ -31,7 +31,7 @@ if ($> == 0) {
         $can_mount = 1;
     }
 }
-plan tests => 154 - ($one ? 15 : 0) - ($> == 0 ? 0 : 1) - ($can_mount ? 0 : 5);
+plan tests => 163 - ($one ? 15 : 0) - ($> == 0 ? 0 : 1) - ($can_mount ? 0 : 5);
 
 my $root = docroot();
 my $dir = "$root/cache";
@@ -385,8 +385,67 @@ ok t_cmp($n->{cache}, 'miss', 'a damaged entry is refused');
 ok t_cmp(decode_body($r), $victim);
 ok t_cmp(-e "$cdir/$vgz" ? 1 : 0, 0, 'and removed');
 ok t_cmp(log_count(qr/ADF00021/) - $lost, 2, 'each logged');
-($r) = wait_hit('/cache/victim.html', 'gzip');
-ok t_cmp(decode_body($r), $victim, 'made again');
+($r, $n) = wait_hit('/cache/victim.html', 'gzip');
+ok t_cmp($n->{cache}, 'hit', 'made again');
+ok t_cmp(decode_body($r), $victim);
+
+# ---- an entry that went behind the worker's back, and the q-values -----------------
+# Removed by hand (an operator, tmpfiles): made again, not a miss until the
+# next restart.  Meanwhile a client that prefers the missing coding gets
+# it on the fly, not the less-preferred one from the cache.
+settle();
+%before = map { $_ => 1 } cache_files();
+mkpage('gone.html', substr($text, 120000, 30000));
+my $gone = substr($text, 120000, 30000);
+my @gone_codings = grep { built($_) } qw(br zstd);
+if (@gone_codings) {
+    my $other = $gone_codings[0];
+    wait_hit('/cache/gone.html', $_) for ('gzip', $other);
+    settle();
+    my ($ggz) = grep { !$before{$_} && /^[0-9a-f]{16}\.gz$/ } cache_files();
+    unlink "$cdir/$ggz" or die "unlink $cdir/$ggz: $!";
+    ($r, $n) = req('/cache/gone.html', "gzip;q=1, $other;q=0.1");
+    ok t_cmp($r->header('Content-Encoding'), 'gzip',
+             "gzip;q=1, $other;q=0.1 with only the $other entry: gzip");
+    ok t_cmp($n->{cache}, 'miss', 'on the fly, and queued');
+    ok t_cmp(decode_body($r), $gone);
+    ($r, $n) = wait_hit('/cache/gone.html', "gzip;q=1, $other;q=0.1");
+    ok t_cmp($n->{cache} . ' ' . $r->header('Content-Encoding'), 'hit gzip',
+             'the removed entry is made again');
+    ok t_cmp(decode_body($r), $gone);
+}
+else {
+    # a gzip-only build: the removal alone
+    wait_hit('/cache/gone.html', 'gzip');
+    settle();
+    my ($ggz) = grep { !$before{$_} && /^[0-9a-f]{16}\.gz$/ } cache_files();
+    unlink "$cdir/$ggz" or die "unlink $cdir/$ggz: $!";
+    ($r, $n) = req('/cache/gone.html', 'gzip');
+    ok t_cmp($n->{cache}, 'miss', 'a removed entry: a miss');
+    ok t_cmp(decode_body($r), $gone);
+    ok t_cmp($r->header('Content-Encoding'), 'gzip');
+    ($r, $n) = wait_hit('/cache/gone.html', 'gzip');
+    ok t_cmp($n->{cache}, 'hit', 'the removed entry is made again');
+    ok t_cmp(decode_body($r), $gone);
+}
+
+# ---- a file labelled encoded by mod_headers after the swap -------------------------
+# F.html.gz through the pre-gzipped recipe (no E=no-gzip): never coded a
+# second time, never cached, whatever the client accepts.
+settle();
+make_path("$dir/pregz");
+my $css = substr($text, 0, 20000);
+mkpage('pregz/style.html', $css);
+compress_to('gzip', $css, "$dir/pregz/style.html.gz");
+chmod 0644, "$dir/pregz/style.html.gz";
+%before = map { $_ => 1 } cache_files();
+for my $i (1 .. 3) {
+    ($r, $n) = req('/cache/pregz/style.html', join(', ', 'gzip', grep { $_ ne 'gzip' } codings()));
+    settle();
+}
+ok t_cmp($r->header('Content-Encoding'), 'gzip', 'pre-gzipped: gzip, once');
+ok t_cmp(decode_as('gzip', $r->content), $css, 'decoded once: the CSS');
+ok t_cmp(scalar(grep { !$before{$_} } cache_files()), 0, 'and not cached');
 
 # ---- only the codings the directory serves ------------------------------------------
 settle();
