@@ -19,8 +19,10 @@
 #include <http_core.h>
 #include <http_protocol.h>
 #include <mod_status.h>
+#include <mpm_common.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -132,10 +134,44 @@ static const char *holds_a_site(server_rec *s, const char *dir)
     return NULL;
 }
 
+/* Retained once a configuration ran: a restart signalled to the parent
+ * (SIGUSR1, SIGHUP), which reads the configuration again without a
+ * configtest before it. */
+#define ADF_CACHE_RAN "adaptive_deflate_cache_ran"
+
+/* Does a server run already with this configuration's PidFile?  Then this
+ * process is apache2 -k stop/graceful/restart, or a configtest before a
+ * reload, and check_config runs before the signal is sent: failing here
+ * would leave a server that cannot be stopped the usual way. */
+static int server_running(apr_pool_t *p)
+{
+    const char *fname;
+    pid_t pid;
+
+    return ap_pid_fname
+           && (fname = ap_server_root_relative(p, ap_pid_fname)) != NULL
+           && ap_read_pid(p, fname, &pid) == APR_SUCCESS
+           && kill(pid, 0) == 0;
+}
+
+/* Every server's cache in dir off (its directory went away meanwhile). */
+static void without_cache(server_rec *s, const char *dir)
+{
+    for (; s; s = s->next) {
+        adf_srv_conf_t *sc = ap_get_module_config(s->module_config,
+                                                  &adaptive_deflate_module);
+
+        if (sc->cache && !strcmp(sc->cache->dir, dir)) {
+            sc->cache = NULL;
+        }
+    }
+}
+
 int adf_cache_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                            apr_pool_t *ptemp, server_rec *s)
 {
     apr_hash_t *seen = apr_hash_make(ptemp);
+    int restart = ap_retained_data_get(ADF_CACHE_RAN) != NULL;
     const char *site;
     server_rec *v;
 
@@ -160,7 +196,18 @@ int adf_cache_check_config(apr_pool_t *pconf, apr_pool_t *plog,
         }
         else {
             apr_hash_set(seen, cc->dir, APR_HASH_KEY_STRING, cc);
-            err = check_dir(cc->dir, ptemp);
+            if ((err = check_dir(cc->dir, ptemp))
+                && (restart || server_running(ptemp))) {
+                /* The directory went away (rm -rf, tmpfiles) while the
+                 * server ran: a reload must not take the site down, nor
+                 * a stop fail. */
+                ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, ADFLOGNO(00028)
+                             "AdaptiveDeflateCache %s (%s): %s; going on "
+                             "without this cache until a restart finds the "
+                             "directory usable", cc->dir, cc->at, err);
+                without_cache(s, cc->dir);
+                continue;
+            }
         }
         if (err) {
             ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_EMERG, 0, NULL,
@@ -261,6 +308,9 @@ int adf_cache_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     gen = NULL;
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
         return OK;
+    }
+    if (!ap_retained_data_get(ADF_CACHE_RAN)) {
+        ap_retained_data_create(ADF_CACHE_RAN, 1);
     }
     g = apr_pcalloc(pconf, sizeof(*g));
     g->s = s;

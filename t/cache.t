@@ -31,7 +31,7 @@ if ($> == 0) {
         $can_mount = 1;
     }
 }
-plan tests => 163 - ($one ? 15 : 0) - ($> == 0 ? 0 : 1) - ($can_mount ? 0 : 5);
+plan tests => 167 - ($one ? 19 : 0) - ($> == 0 ? 0 : 1) - ($can_mount ? 0 : 5);
 
 my $root = docroot();
 my $dir = "$root/cache";
@@ -163,6 +163,40 @@ ok t_cmp($out, qr{AdaptiveDeflateCache: takes DIR MAXSIZE}, 'one word: On or Off
                          . "<VirtualHost 127.0.0.1:1>\nAdaptiveDeflateCache $tmp/good 2M\n</VirtualHost>\n");
 ok t_cmp($out, qr{ADF00017: .*: a second size for this directory \(the first: \Q$conf\E:$line\)},
          'one directory, one size');
+
+# ---- a directory that goes away while the server runs ---------------------------
+# A reload the parent takes by signal (no configtest before it: logrotate's
+# SIGUSR1) must not take the site down: the server goes on without that
+# cache, and says so; and the server can still be stopped.
+unless ($one) {
+    my $sd = "$tmp/restart";
+    make_path("$sd/htdocs", "$sd/logs", "$sd/c");
+    chmod 0755, $sd, "$sd/htdocs";
+    chmod 0777, "$sd/logs";
+    chmod 0700, "$sd/c";
+    chown((getpwnam('nobody'))[2], -1, "$sd/c") if $> == 0;
+    spew("$sd/htdocs/page.html", $page);
+    chmod 0644, "$sd/htdocs/page.html";
+    my $url = scratch_server($sd, 'event', <<"CONF");
+AdaptiveDeflate On
+AdaptiveDeflateCache $sd/c 1M
+CONF
+    my $ua = Apache::TestRequest::user_agent();
+    system('rm', '-rf', "$sd/c") == 0 or die;
+    kill 'USR1', slurp("$sd/httpd.pid") =~ /(\d+)/;
+    wait_for(sub { slurp("$sd/error_log") =~ /ADF00028/ }, 10);
+    sleep 1;
+    my $r = $ua->get("$url/page.html", 'Accept-Encoding' => 'gzip');
+    ok t_cmp($r->code, 200, 'after a reload that found the directory gone, the site answers');
+    ok t_cmp(decode_body($r), $page);
+    ok t_cmp(slurp("$sd/error_log"),
+             qr{ADF00028: AdaptiveDeflateCache \Q$sd\E/c \(.*\): No such file or directory.*going on without this cache},
+             'and says it goes on without the cache');
+    # apache2 -k stop reads the configuration before it signals
+    stop_scratch_server($sd);
+    ok t_cmp(IO::Socket::INET->new($url =~ m{//(.*)}) ? 'running' : 'stopped',
+             'stopped', 'and apache2 -k stop still stops it');
+}
 
 # ---- a miss, then hits in every coding ----------------------------------------
 idle();
@@ -568,7 +602,7 @@ if ($can_mount && system('mount', '-t', 'tmpfs', '-o',
         ($r, $n) = req('/cache/full.html', 'br');
         $errors++ if $r->code != 200 || (decode_body($r) // '') ne $full;
         log_count(qr/ADF00022/) > $failed;
-    }, 20);
+    }, 45);
     ok t_cmp($errors, 0, 'full disk: no error to any client');
     ok t_cmp(log_count(qr/ADF00022/) - $failed, 1, 'one line');
     ok t_cmp(slurp($errlog), qr{ADF00022: AdaptiveDeflateCache \Q$cdir\E: cannot write a file in it \(No space left on device\)},
