@@ -425,6 +425,18 @@ static apr_status_t step_aside(ap_filter_t *f, apr_bucket_brigade *bb)
     return ap_pass_brigade(f->next, bb);
 }
 
+/* Every coding of F has F's Last-Modified: an If-Range date cannot tell
+ * whose bytes the client holds (F's, or another coding's), so a range
+ * asked that way is answered with all of it. */
+static void if_range_by_date(request_rec *r)
+{
+    const char *ir = apr_table_get(r->headers_in, "If-Range");
+
+    if (ir && *ir != '"' && strncmp(ir, "W/", 2)) {
+        apr_table_unset(r->headers_in, "Range");
+    }
+}
+
 static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
 {
     request_rec *r = f->r;
@@ -472,6 +484,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         if (st->cache_hit) {
             adf_cache_hit(r, st->cache);
         }
+        if_range_by_date(r);
         note_decision(r, &d, NULL);
         return step_aside(f, bb);
     }
