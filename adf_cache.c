@@ -19,10 +19,8 @@
 #include <http_core.h>
 #include <http_protocol.h>
 #include <mod_status.h>
-#include <mpm_common.h>
 
 #include <errno.h>
-#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -135,24 +133,9 @@ static const char *holds_a_site(server_rec *s, const char *dir)
 }
 
 /* Retained once a configuration ran: a restart signalled to the parent
- * (SIGUSR1, SIGHUP), which reads the configuration again without a
- * configtest before it. */
+ * (SIGUSR1, SIGHUP, apache2 -k graceful), which reads the configuration
+ * again. */
 #define ADF_CACHE_RAN "adaptive_deflate_cache_ran"
-
-/* Does a server run already with this configuration's PidFile?  Then this
- * process is apache2 -k stop/graceful/restart, or a configtest before a
- * reload, and check_config runs before the signal is sent: failing here
- * would leave a server that cannot be stopped the usual way. */
-static int server_running(apr_pool_t *p)
-{
-    const char *fname;
-    pid_t pid;
-
-    return ap_pid_fname
-           && (fname = ap_server_root_relative(p, ap_pid_fname)) != NULL
-           && ap_read_pid(p, fname, &pid) == APR_SUCCESS
-           && kill(pid, 0) == 0;
-}
 
 /* Every server's cache in dir off (its directory went away meanwhile). */
 static void without_cache(server_rec *s, const char *dir)
@@ -167,11 +150,42 @@ static void without_cache(server_rec *s, const char *dir)
     }
 }
 
+/* Is this process apache2 -k stop (or graceful-stop)?  check_config runs
+ * in it before the signal is sent: a cache directory that went away must
+ * not keep a running server from being stopped.  httpd keeps the -k
+ * argument to itself; the command line still has it. */
+static int stopping(apr_pool_t *p)
+{
+    char buf[4096];
+    apr_size_t n = 0;
+    const char *a, *prev = "";
+    apr_file_t *f;
+
+    if (apr_file_open(&f, "/proc/self/cmdline", APR_READ, 0, p)
+        != APR_SUCCESS) {
+        return 0;
+    }
+    apr_file_read_full(f, buf, sizeof(buf) - 1, &n);
+    apr_file_close(f);
+    buf[n] = '\0';
+    for (a = buf; a < buf + n; a += strlen(a) + 1) {
+        const char *k = !strcmp(prev, "-k") ? a
+                        : !strncmp(a, "-k", 2) && a[2] ? a + 2 : NULL;
+
+        if (k && (!strcmp(k, "stop") || !strcmp(k, "graceful-stop"))) {
+            return 1;
+        }
+        prev = a;
+    }
+    return 0;
+}
+
 int adf_cache_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                            apr_pool_t *ptemp, server_rec *s)
 {
     apr_hash_t *seen = apr_hash_make(ptemp);
     int restart = ap_retained_data_get(ADF_CACHE_RAN) != NULL;
+    int stop = stopping(ptemp);
     const char *site;
     server_rec *v;
 
@@ -196,11 +210,11 @@ int adf_cache_check_config(apr_pool_t *pconf, apr_pool_t *plog,
         }
         else {
             apr_hash_set(seen, cc->dir, APR_HASH_KEY_STRING, cc);
-            if ((err = check_dir(cc->dir, ptemp))
-                && (restart || server_running(ptemp))) {
+            if (!stop && (err = check_dir(cc->dir, ptemp)) && restart) {
                 /* The directory went away (rm -rf, tmpfiles) while the
-                 * server ran: a reload must not take the site down, nor
-                 * a stop fail. */
+                 * server ran, and the parent reads the configuration
+                 * again (a signal: SIGUSR1, SIGHUP): a reload must not
+                 * take the site down. */
                 ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, ADFLOGNO(00028)
                              "AdaptiveDeflateCache %s (%s): %s; going on "
                              "without this cache until a restart finds the "

@@ -44,6 +44,9 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+/* ADAPTIVE_DEFLATE_NAME (restore_name, below) */
+static ap_filter_rec_t *name_frec;
+
 /* Filters that pass a precompressed body on unchanged: compressors that
  * step aside for an encoded response, and header-only filters.  Any other
  * filter before the protocol filters may transform F's bytes, and then
@@ -275,6 +278,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
             r->filename = (char *)path;
             r->finfo = sfi;
             r->content_encoding = adf_coding_name(c);
+            ap_add_output_filter_handle(name_frec, NULL, r, r->connection);
             return;
         }
         checked[c] = 1;
@@ -296,6 +300,29 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
             break;
         }
     }
+}
+
+/* F's name back, as soon as the handler has the sibling (or the entry) open
+ * in its file bucket: what runs after the handler (mod_headers' conditions
+ * on %{REQUEST_FILENAME}, %f in logs, mod_lua) is about F, not the file
+ * that stands for it. A resource filter: before mod_headers' fixup. */
+static apr_status_t restore_name(ap_filter_t *f, apr_bucket_brigade *bb)
+{
+    adf_req_t *st = adf_req_peek(f->r);
+
+    if (st && st->sibling && st->plain) {
+        f->r->filename = (char *)st->plain;
+        f->r->finfo = st->plain_finfo;
+    }
+    ap_remove_output_filter(f);
+    return ap_pass_brigade(f->next, bb);
+}
+
+void adf_static_register(void)
+{
+    name_frec = ap_register_output_filter("ADAPTIVE_DEFLATE_NAME",
+                                          restore_name, NULL,
+                                          AP_FTYPE_RESOURCE);
 }
 
 /* The URI of F for a request for F + ext, or NULL. */

@@ -12,6 +12,10 @@ void adf_static_child_init(apr_pool_t *pchild, server_rec *s);
  * byte for byte and the client accepts its coding. */
 void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc);
 
+/* Registers the filter that gives r back F's name once the default
+ * handler has opened the sibling (register_hooks). */
+void adf_static_register(void);
+
 /* The response turned out to say Cache-Control: no-transform, or to be
  * encoded already (mod_headers sets either after the swap): put F back in
  * bb, with F's headers; keep_encoding leaves the Content-Encoding header

@@ -274,6 +274,8 @@ DocumentRoot "$dir/htdocs"
 </Directory>
 $conf
 CONF
+    # the previous test's server may still be letting go of the port
+    wait_for(sub { !IO::Socket::INET->new("127.0.0.1:$port") }, 20);
     {
         local @ENV{keys %env} = values %env;
         system(httpd_bin(), '-d', $dir, '-f', "$dir/httpd.conf", '-k',
@@ -283,10 +285,15 @@ CONF
     return "http://127.0.0.1:$port";
 }
 
+# Stopped the usual way; a server that outlives 20 s is killed, so that
+# the next test's server finds the port free (and the failure shows).
 sub stop_scratch_server {
     my ($dir) = @_;
+    my ($pid) = (-e "$dir/httpd.pid" ? slurp("$dir/httpd.pid") : '') =~ /(\d+)/;
     system(httpd_bin(), '-d', $dir, '-f', "$dir/httpd.conf", '-k', 'stop');
-    wait_for(sub { !-e "$dir/httpd.pid" }, 10);
+    return 1 if wait_for(sub { !-e "$dir/httpd.pid" }, 20);
+    kill 'KILL', -$pid if $pid;       # its process group: the children too
+    return 0;
 }
 
 1;
