@@ -248,6 +248,11 @@ sub httpd_bin { $ENV{ADF_HTTPD} || '/usr/sbin/apache2' }
 # $dir/htdocs), under $mpm, with this module and $conf (@MODDIR@ is
 # httpd's module directory), started with the environment %env.  On
 # ADF_SCRATCH_PORT, or the suite's port + 50.  Returns its base URL.
+# Scratch servers still running: a test that dies half-way must not leave
+# one on the port for the next test file.
+my %scratch;
+END { local $?; stop_scratch_server($_) for keys %scratch }
+
 sub scratch_server {
     my ($dir, $mpm, $conf, %env) = @_;
     my $port = $ENV{ADF_SCRATCH_PORT} || Apache::Test::vars('port') + 50;
@@ -281,7 +286,10 @@ CONF
         system(httpd_bin(), '-d', $dir, '-f', "$dir/httpd.conf", '-k',
                'start') == 0 or die "scratch server in $dir";
     }
-    wait_for(sub { IO::Socket::INET->new("127.0.0.1:$port") }, 10);
+    $scratch{$dir} = 1;
+    # listening comes before the PidFile (slower under ASan or valgrind)
+    wait_for(sub { IO::Socket::INET->new("127.0.0.1:$port")
+                   && -s "$dir/httpd.pid" }, 20);
     return "http://127.0.0.1:$port";
 }
 
@@ -289,6 +297,7 @@ CONF
 # the next test's server finds the port free (and the failure shows).
 sub stop_scratch_server {
     my ($dir) = @_;
+    delete $scratch{$dir};
     my ($pid) = (-e "$dir/httpd.pid" ? slurp("$dir/httpd.pid") : '') =~ /(\d+)/;
     system(httpd_bin(), '-d', $dir, '-f', "$dir/httpd.conf", '-k', 'stop');
     return 1 if wait_for(sub { !-e "$dir/httpd.pid" }, 20);
