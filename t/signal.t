@@ -65,7 +65,9 @@ sub spike {
     return undef unless defined until_ms(0);
     my $pid = load_now()->{sampler_pid};
     if ($kill) {
-        kill('KILL', $pid) or return undef;
+        # (or it has just exited by itself: children retire every 40
+        # connections here; gone either way)
+        kill('KILL', $pid) or $!{ESRCH} or return undef;
     }
     set_load(5);
     return until_ms(1);
@@ -89,7 +91,8 @@ printf "# with kills: %s ms\n", join(' ', map { sprintf '%.0f', $_ // -1 } @ms);
 # ---- kill -9 the child that samples: another one takes over ------------------
 my $pid = stats()->{load}{sampler_pid};
 ok t_cmp(($pid > 0) ? 1 : 0, 1, "a child samples (pid $pid)");
-ok t_cmp((kill('KILL', $pid)) ? 1 : 0, 1, 'killed it');
+ok t_cmp((kill('KILL', $pid) || $!{ESRCH}) ? 1 : 0, 1,
+         'killed it (or it had just retired)');
 my ($max_age, $new_pid, @ages) = (0, 0);
 my $end = time + 20 * $iv / 1000;
 while (time < $end) {
