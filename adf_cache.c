@@ -587,16 +587,12 @@ void adf_cache_hit(request_rec *r, adf_cache_req_t *cr)
 }
 
 void adf_cache_miss(request_rec *r, adf_cache_req_t *cr,
-                    const adf_coding_e *prefs, int nprefs)
+                    apr_uint32_t codings)
 {
     adf_cache_shared_t *sh = gen->sh;
     adf_cache_counts_t *n = &sh->counts[cr->index];
     adf_cache_item_t *it;
-    apr_uint32_t i, codings = 0;
-
-    while (nprefs--) {
-        codings |= 1u << prefs[nprefs];
-    }
+    apr_uint32_t i;
     apr_table_setn(r->notes, ADF_NOTE_PREFIX "cache", "miss");
     apr_atomic_inc64(&n->misses);
     if (adf_cache_lock(sh)) {

@@ -52,11 +52,11 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
 
 /* The outcome, for the note, the counters and the queue: r was answered
  * from the cache (hit), or not although it could have been: r's file is
- * queued, to be made in the codings of the n in prefs (those r's
+ * queued, to be made in codings (a bit per adf_coding_e: those r's
  * directory may serve). */
 void adf_cache_hit(request_rec *r, adf_cache_req_t *cr);
 void adf_cache_miss(request_rec *r, adf_cache_req_t *cr,
-                    const adf_coding_e *prefs, int n);
+                    apr_uint32_t codings);
 
 #define ADF_CACHE_DIRS 16       /* distinct cache directories */
 

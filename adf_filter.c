@@ -438,6 +438,22 @@ static void if_range_by_date(request_rec *r)
     }
 }
 
+/* Do the response's own headers, set after the swap looked (mod_headers),
+ * say that F goes out as it is: encoded already (a pre-gzipped F.css.gz
+ * labelled so), or not to be transformed?  *why says which. */
+static int as_is(request_rec *r, adf_reason_e *why)
+{
+    if (adf_header_encoding(r)) {
+        *why = ADF_R_ENCODED;
+        return 1;
+    }
+    if (adf_resp_no_transform(r)) {
+        *why = ADF_R_NO_TRANSFORM;
+        return 1;
+    }
+    return 0;
+}
+
 static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
 {
     request_rec *r = f->r;
@@ -449,7 +465,8 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     adf_decision_t d;
     adf_ctx_t *ctx;
     apr_status_t rv;
-    int slow, encoded = 0;
+    adf_reason_e why;
+    int slow;
 
     f->ctx = NULL;
     if (st->claimed) {
@@ -463,13 +480,11 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         /* Here, after mod_headers: its "Header set Vary" replaces. */
         adf_merge_vary(r);
     }
-    if (st->sibling && r->status != HTTP_NOT_MODIFIED
-        && ((encoded = adf_header_encoding(r) != NULL)
-            || adf_resp_no_transform(r))
-        && (rv = adf_static_unswap(r, bb, encoded)) == APR_SUCCESS) {
-        /* mod_headers said no-transform, or labelled F encoded (a
-         * pre-gzipped F.css.gz), after the sibling was chosen: F as it is */
-        d.reason = encoded ? ADF_R_ENCODED : ADF_R_NO_TRANSFORM;
+    if (st->sibling && r->status != HTTP_NOT_MODIFIED && as_is(r, &why)
+        && (rv = adf_static_unswap(r, bb, why == ADF_R_ENCODED))
+           == APR_SUCCESS) {
+        /* after the sibling was chosen: F as it is */
+        d.reason = why;
         d.vary = 1;
         note_decision(r, &d, NULL);
         return step_aside(f, bb);
@@ -489,12 +504,9 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         note_decision(r, &d, NULL);
         return step_aside(f, bb);
     }
-    if (st->miss && r->status == HTTP_OK && !adf_header_encoding(r)
-        && !adf_resp_no_transform(r)) {
-        /* F goes out as itself or on the fly: the worker may make it,
-         * unless the response's own headers (set after the swap looked)
-         * say it is encoded already or must not be transformed. */
-        adf_cache_miss(r, st->miss, st->miss_prefs, st->miss_nprefs);
+    if (st->miss && r->status == HTTP_OK && !as_is(r, &why)) {
+        /* F goes out as itself or on the fly: the worker may make it */
+        adf_cache_miss(r, st->miss, st->miss_codings);
     }
     if (only_siblings) {
         return step_aside(f, bb);

@@ -15,8 +15,7 @@ typedef struct {
     struct adf_cache_req_t *miss;   /* F could be cached there: queued once
                                      * the filter sees the response's own
                                      * headers (a late Content-Encoding) */
-    const adf_coding_e *miss_prefs; /* ... in these codings */
-    int miss_nprefs;
+    apr_uint32_t miss_codings;      /* ... in these (a bit per coding) */
     const char *plain;      /* ... in place of this file */
     apr_finfo_t plain_finfo;
     int claimed;            /* a filter instance owns this response */

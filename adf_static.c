@@ -288,9 +288,9 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
         adf_req_t *st = adf_req(r);
 
         st->miss = cache;
-        st->miss_prefs = apr_pmemdup(r->pool, pc.prefs,
-                                     pc.nprefs * sizeof(*pc.prefs));
-        st->miss_nprefs = pc.nprefs;
+        for (i = 0; i < pc.nprefs; i++) {
+            st->miss_codings |= 1u << pc.prefs[i];
+        }
     }
     /* F itself goes out; if any sibling exists, another client would
      * have got it, so the answer varies. */
