@@ -33,6 +33,9 @@
 /* The share of responses whose compression CPU is measured, to learn what
  * each rung costs (a clock_gettime around each coder call). */
 #define ADF_TIMED_SHARE 0.25
+/* The share of responses whose client's path is measured while the budget
+ * is at the top (below it, every response that the budget decides). */
+#define ADF_ASK_AT_TOP 0.125
 
 typedef struct {
     adf_stream_t *stream;       /* NULL: a HEAD, the body is dropped */
@@ -44,7 +47,7 @@ typedef struct {
     int timed;                  /* measure the coder's CPU */
     apr_uint64_t ns;            /* ... so far */
     int count_eligible;         /* length unknown: counted at the end */
-    int slow;                   /* ... for a slow client */
+    int slow;                   /* ... for a slow client (-1: not asked) */
 } adf_ctx_t;
 
 /* Give data to the coder, measuring its CPU when this response is timed:
@@ -90,6 +93,16 @@ static int has_filter(request_rec *r)
     return 0;
 }
 
+/* Are the stock modules loaded (this generation's configuration)?  Only
+ * they read no-gzip and no-brotli. */
+static int stock_deflate, stock_brotli;
+
+void adf_filter_post_config(void)
+{
+    stock_deflate = ap_find_linked_module("mod_deflate.c") != NULL;
+    stock_brotli = ap_find_linked_module("mod_brotli.c") != NULL;
+}
+
 /* The ctx of an instance added only to look for siblings (where
  * AdaptiveDeflate is Off): it never compresses. */
 static char siblings_only;
@@ -111,15 +124,19 @@ void adf_insert_filter(request_rec *r)
     }
     if (adf_conf_enabled(dc)) {
         adf_req_t *st = adf_req(r);
+        int no_gzip = apr_table_get(r->subprocess_env, "no-gzip") != NULL;
 
         st->env_known = 1;
-        st->env_off = apr_table_get(r->subprocess_env, "no-gzip") != NULL
-                      || apr_table_get(r->subprocess_env,
-                                       "no-adaptive-deflate") != NULL;
+        st->env_off = no_gzip || apr_table_get(r->subprocess_env,
+                                               "no-adaptive-deflate") != NULL;
         /* Here this module owns response compression: stock mod_deflate
          * and mod_brotli step aside whatever their filter order. */
-        apr_table_setn(r->subprocess_env, "no-gzip", "1");
-        apr_table_setn(r->subprocess_env, "no-brotli", "1");
+        if (stock_deflate && !no_gzip) {
+            apr_table_addn(r->subprocess_env, "no-gzip", "1");
+        }
+        if (stock_brotli) {
+            apr_table_setn(r->subprocess_env, "no-brotli", "1");
+        }
         adf_add_filter(r);
     }
     else if (has_filter(r)) {
@@ -241,6 +258,24 @@ static void note_sizes(request_rec *r, const adf_stream_t *s)
 
 /* ---- the decision ------------------------------------------------------- */
 
+/* A Content-Length as handlers write it (digits only) by hand, else by
+ * apr_strtoff: strtol's locale machinery costs more than the rest of
+ * this function. */
+static int parse_length(const char *cl, apr_off_t *len)
+{
+    const char *p = cl;
+    apr_off_t n = 0;
+
+    while (*p >= '0' && *p <= '9' && p - cl < 18) {
+        n = n * 10 + (*p++ - '0');
+    }
+    if (!*p && p > cl) {
+        *len = n;
+        return 1;
+    }
+    return apr_strtoff(len, cl, NULL, 10) == APR_SUCCESS && *len >= 0;
+}
+
 /* The body length if known: Content-Length, or the whole first brigade
  * when it already holds EOS.  A 304 or a HEAD without a body has nothing
  * to measure: only the handler's Content-Length tells. */
@@ -249,7 +284,7 @@ static apr_off_t body_length(request_rec *r, apr_bucket_brigade *bb)
     const char *cl = apr_table_get(r->headers_out, "Content-Length");
     apr_off_t len;
 
-    if (cl && apr_strtoff(&len, cl, NULL, 10) == APR_SUCCESS && len >= 0) {
+    if (cl && parse_length(cl, &len)) {
         return len;
     }
     if (r->status == HTTP_NOT_MODIFIED
@@ -275,23 +310,31 @@ static int whole_body(request_rec *r, apr_bucket_brigade *bb, apr_off_t len)
 }
 
 /* Is the client "slow": does its path take longer per byte than the
- * dearest compression costs?  Asked only while the budget is scarce
- * (one getsockopt), and never of a client TCP knows nothing about. */
+ * dearest compression costs?  1 or 0; -1 where it was not asked: under
+ * the limit or without a signal, on most responses while the budget is
+ * at the top (where the answer changes no decision, a sample keeps the
+ * controller's share of slow clients current: one getsockopt each), and
+ * of a client TCP knows nothing about yet. */
 static int slow_client(request_rec *r, const adf_load_view_t *load)
 {
     apr_uint64_t rate;
 
-    if (load->budget >= load->top || load->limited || load->stale
+    if (load->limited || load->stale
+        || (load->budget >= load->top && adf_rand01() >= ADF_ASK_AT_TOP)
         || !(rate = adf_client_rate(r))) {
-        return 0;
+        return -1;
     }
     return 1e9 / (double)rate > load->top;
 }
 
-/* The decision; *slow tells whether the client's path was found slow. */
-static void decide(request_rec *r, apr_bucket_brigade *bb,
-                   const adf_dir_conf_t *dc, const adf_load_view_t *load,
-                   int *slow, adf_decision_t *d)
+/* The decision; *slow tells whether the client's path was found slow
+ * (1), fast (0) or was not asked (-1).
+ * The load is read into *load only where it can matter: returns load,
+ * or NULL where the status or the type decided alone. */
+static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
+                                     const adf_dir_conf_t *dc,
+                                     adf_load_view_t *load, int *slow,
+                                     adf_decision_t *d)
 {
     adf_policy_conf_t pc;
     adf_policy_in_t in;
@@ -299,14 +342,15 @@ static void decide(request_rec *r, apr_bucket_brigade *bb,
     int not_modified = r->status == HTTP_NOT_MODIFIED;
 
     adf_request_facts(r, dc, &acc, &in);
-    *slow = 0;
+    *slow = -1;
     if (!in.status_ok || !in.type_ok) {
-        /* decided on these alone: no settings needed */
+        /* decided on these alone: no settings, length or load needed */
         memset(&pc, 0, sizeof(pc));
+        adf_policy_decide(&pc, &in, d);
+        return NULL;
     }
-    else {
-        adf_conf_policy(dc, &pc);
-    }
+    adf_conf_policy(dc, &pc);
+    adf_shm_view(load);
     in.length = body_length(r, bb);
     in.whole = whole_body(r, bb, in.length);
     in.model = load->model;
@@ -320,11 +364,11 @@ static void decide(request_rec *r, apr_bucket_brigade *bb,
      * compressed response, or one left out for the load; not for the
      * clients that accept no coding, the types never compressed. */
     if (!not_modified && (d->coding != ADF_IDENTITY || d->reason == ADF_R_LOAD)
-        && slow_client(r, load)) {
-        *slow = 1;
+        && (*slow = slow_client(r, load)) > 0) {
         in.budget = load->budget * ADF_SLOW_WEIGHT;
         adf_policy_decide(&pc, &in, d);
     }
+    return load;
 }
 
 /* Headers of the compressed representation. */
@@ -462,6 +506,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     adf_req_t *st = adf_req(r);
     int only_siblings = f->ctx == &siblings_only;
     adf_load_view_t load;
+    const adf_load_view_t *seen;
     adf_decision_t d;
     adf_ctx_t *ctx;
     apr_status_t rv;
@@ -511,8 +556,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     if (only_siblings) {
         return step_aside(f, bb);
     }
-    adf_shm_view(&load);
-    decide(r, bb, dc, &load, &slow, &d);
+    seen = decide(r, bb, dc, &load, &slow, &d);
     if (d.vary) {
         adf_merge_vary(r);
     }
@@ -532,7 +576,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         if (d.coding != ADF_IDENTITY) {
             adf_suffix_etag(r, d.coding, ADF_ETAG_FLY);
         }
-        note_decision(r, &d, &load);
+        note_decision(r, &d, seen);
         return step_aside(f, bb);
     }
 
@@ -561,7 +605,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
             d.coding = ADF_IDENTITY;
             d.level = 0;
             d.reason = ADF_R_CODEC_ERROR;
-            note_decision(r, &d, &load);
+            note_decision(r, &d, seen);
             f->ctx = NULL;
             return step_aside(f, bb);
         }
@@ -573,7 +617,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         }
     }
     set_headers(r, f, d.coding);
-    note_decision(r, &d, &load);
+    note_decision(r, &d, seen);
     return APR_SUCCESS;
 }
 

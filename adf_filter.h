@@ -19,6 +19,9 @@ int adf_filter_init(ap_filter_t *f);
  * are on, add it for its init function to look for one. */
 void adf_insert_filter(request_rec *r);
 
+/* post_config: which stock modules read no-gzip/no-brotli. */
+void adf_filter_post_config(void);
+
 /* Add the filter to r unless it is there. */
 void adf_add_filter(request_rec *r);
 

@@ -58,7 +58,7 @@ int adf_resp_no_transform(const request_rec *r)
            || has(r->err_headers_out, "Cache-Control", "no-transform");
 }
 
-static int is_coding(const char *ce)
+int adf_is_coding(const char *ce)
 {
     return ce && *ce && strcasecmp(ce, "identity");
 }
@@ -67,7 +67,7 @@ static int find_coding(void *baton, const char *key, const char *value)
 {
     const char **ce = baton;
 
-    if (is_coding(value)) {
+    if (adf_is_coding(value)) {
         *ce = value;
     }
     return !*ce;
@@ -87,7 +87,7 @@ const char *adf_header_encoding(const request_rec *r)
 
 const char *adf_declared_encoding(const request_rec *r)
 {
-    return is_coding(r->content_encoding) ? r->content_encoding
+    return adf_is_coding(r->content_encoding) ? r->content_encoding
                                           : adf_header_encoding(r);
 }
 

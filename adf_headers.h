@@ -17,6 +17,9 @@ void adf_merge_vary(request_rec *r);
 int adf_req_no_transform(const request_rec *r);
 int adf_resp_no_transform(const request_rec *r);
 
+/* Does a Content-Encoding value name a coding ("identity" does not)? */
+int adf_is_coding(const char *ce);
+
 /* The Content-Encoding the response already declares (r->content_encoding,
  * either header table; "identity" does not count), or NULL. */
 const char *adf_declared_encoding(const request_rec *r);

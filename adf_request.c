@@ -54,15 +54,17 @@ void adf_request_facts(request_rec *r, const adf_dir_conf_t *dc,
     /* A 304 answers for the 200 it stands for. */
     in->status_ok = adf_conf_status_ok(dc, not_modified ? HTTP_OK
                                                         : r->status);
-    in->has_encoding = adf_declared_encoding(r) != NULL;
-    in->resp_no_transform = adf_resp_no_transform(r);
     in->type_ok = adf_types_match(adf_conf_types(dc), type ? type : "");
-    /* The policy decides on the status and the type before anything this
-     * request says: for most responses nothing more needs reading. */
+    /* The status and the type decide alone for most responses: then
+     * nothing more needs reading (the reason says "encoded" where httpd's
+     * own field does, without a scan of the header tables). */
     if (!in->status_ok || !in->type_ok) {
+        in->has_encoding = adf_is_coding(r->content_encoding);
         adf_accept_parse(NULL, acc);
         return;
     }
+    in->has_encoding = adf_declared_encoding(r) != NULL;
+    in->resp_no_transform = adf_resp_no_transform(r);
     adf_accept_parse(apr_table_get(r->headers_in, "Accept-Encoding"), acc);
     in->req_no_transform = adf_req_no_transform(r);
     in->env_off = env_off(r);

@@ -40,6 +40,7 @@ static int adf_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     int rv;
 
     adf_config_init(pconf);
+    adf_filter_post_config();
     if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG
         && ap_state_query(AP_SQ_CONFIG_GEN) == 1) {
         note_stock_modules(s);
