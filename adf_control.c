@@ -167,6 +167,11 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     c->ema = c->primed ? a * sample + (1 - a) * c->ema : sample;
     c->primed = 1;
     c->spent = clamp(100 * spent / cap_ns, 0, 100);
+    /* Of the bytes whose client's path was measured: at the top only a
+     * sample is, under the limit none (the share stays as last seen). */
+    if (obs->eligible_asked >= 1) {
+        c->slow_share = clamp(obs->eligible_slow / obs->eligible_asked, 0, 1);
+    }
     if (conf->fixed) {
         c->budget = top;        /* learns the costs, never steers */
         c->limited = 0;
@@ -202,8 +207,7 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
      * CPU's queue costs them latency.  With one, money: bytes matter as
      * egress approaches the rate (a quarter of the target at half of it,
      * all of it at the rate), whoever the client. */
-    v = obs->eligible >= 1 ? clamp(obs->eligible_slow / obs->eligible, 0, 1)
-                           : 0;
+    v = c->slow_share;
     if (conf->bw_target > 0) {
         double pressure = clamp((obs->egress / obs->seconds / conf->bw_target
                                  - 0.5) / 0.5, 0, 1);

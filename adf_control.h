@@ -67,7 +67,9 @@ typedef struct {
     double seconds;
     double capacity;            /* CPUs the load is a percentage of */
     double eligible;            /* bytes that could have been compressed */
-    double eligible_slow;       /* ... of them, for slow clients */
+    double eligible_asked;      /* ... of them, whose client's path was
+                                 * measured */
+    double eligible_slow;       /* ... and found slow */
     double egress;              /* response bytes sent */
     adf_rung_obs_t rung[ADF_NCODINGS][ADF_NLEVELS][ADF_NCLASSES];
 } adf_obs_t;
@@ -78,6 +80,7 @@ typedef struct {
     double spent;               /* compression's share, percent */
     double budget;              /* ns per byte */
     double top;                 /* the dearest rung's cost at the last update */
+    double slow_share;          /* of the bytes measured, the slow clients' */
     int limited;                /* between OFF and ON after a trip */
     int over;                   /* samples in a row at or above OFF */
     int primed;                 /* has seen a sample */

@@ -64,7 +64,7 @@ typedef struct {
     adf_delta_t delta;
     apr_time_t last;                    /* of the last good sample */
     adf_acc_t seen[ADF_NCODINGS][ADF_NLEVELS][ADF_NCLASSES];
-    apr_uint64_t seen_eligible, seen_slow, seen_egress, seen_own;
+    apr_uint64_t seen_eligible, seen_asked, seen_slow, seen_egress, seen_own;
     apr_time_t seen_own_at;
     volatile apr_uint32_t hist_next;    /* samples written so far */
     adf_sample_t hist[ADF_HISTORY];
@@ -81,7 +81,9 @@ typedef struct {
     adf_acc_t acc[ADF_NCODINGS][ADF_NLEVELS][ADF_NCLASSES];
     volatile apr_uint64_t eligible;     /* bytes that could be compressed */
     volatile apr_uint64_t eligible_n;   /* responses they came in */
-    volatile apr_uint64_t eligible_slow;    /* bytes for slow clients */
+    volatile apr_uint64_t eligible_asked;   /* bytes whose client's path
+                                             * was measured */
+    volatile apr_uint64_t eligible_slow;    /* ... and found slow */
     volatile apr_uint64_t egress;       /* response bytes sent */
     volatile apr_uint64_t own_pct;      /* a double's bits: last interval */
 } adf_shared_t;
@@ -175,6 +177,7 @@ static void own_cpu(double capacity, apr_time_t now)
 static void observe(adf_obs_t *o, double load, apr_time_t now)
 {
     apr_uint64_t e = apr_atomic_read64(&shared->eligible);
+    apr_uint64_t asked = apr_atomic_read64(&shared->eligible_asked);
     apr_uint64_t slow = apr_atomic_read64(&shared->eligible_slow);
     apr_uint64_t out = apr_atomic_read64(&shared->egress);
     int c, l, k;
@@ -184,9 +187,11 @@ static void observe(adf_obs_t *o, double load, apr_time_t now)
     o->seconds = (double)(now - shared->last) / APR_USEC_PER_SEC;
     o->capacity = adf_sampler_capacity(monitor->sampler);
     o->eligible = (double)(e - shared->seen_eligible);
+    o->eligible_asked = (double)(asked - shared->seen_asked);
     o->eligible_slow = (double)(slow - shared->seen_slow);
     o->egress = (double)(out - shared->seen_egress);
     shared->seen_eligible = e;
+    shared->seen_asked = asked;
     shared->seen_slow = slow;
     shared->seen_egress = out;
     own_cpu(o->capacity, now);
@@ -282,9 +287,9 @@ static void sample(apr_time_t now)
     }
     ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, monitor->s,
                  "load sample %.1f%% (compression %.1f%%), smoothed %.1f%%, "
-                 "budget %.3g ns/byte%s (pid %" APR_PID_T_FMT ")", v,
-                 c->spent, c->ema, c->budget, c->limited ? ", limited" : "",
-                 getpid());
+                 "budget %.3g ns/byte%s, slow share %.2f (pid %"
+                 APR_PID_T_FMT ")", v, c->spent, c->ema, c->budget,
+                 c->limited ? ", limited" : "", c->slow_share, getpid());
 }
 
 /* Sample if an interval has passed since the last attempt and nobody is
@@ -415,7 +420,10 @@ void adf_shm_count_eligible(apr_off_t len, int slow)
     }
     apr_atomic_add64(&shared->eligible, (apr_uint64_t)len);
     apr_atomic_inc64(&shared->eligible_n);
-    if (slow) {
+    if (slow >= 0) {
+        apr_atomic_add64(&shared->eligible_asked, (apr_uint64_t)len);
+    }
+    if (slow > 0) {
         apr_atomic_add64(&shared->eligible_slow, (apr_uint64_t)len);
     }
 }
@@ -469,6 +477,7 @@ int adf_shm_stats(adf_stats_t *st)
     st->own = double_of(apr_atomic_read64(&shared->own_pct));
     st->spent = shared->control.spent;
     st->top = shared->control.top;
+    st->slow_share = shared->control.slow_share;
     st->egress = apr_atomic_read64(&shared->egress);
     st->model = shared->model;
     st->responses = apr_atomic_read64(&shared->responses);

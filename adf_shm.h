@@ -39,6 +39,7 @@ typedef struct {
     double own;                 /* the server's own CPU, percent */
     double spent;               /* compression's share, percent */
     double top;                 /* the dearest rung's cost, ns/B */
+    double slow_share;          /* bytes to clients whose path is slow */
     apr_uint64_t egress;        /* response bytes sent */
     adf_model_t model;
     apr_uint64_t samples;       /* samples taken since the full start */
@@ -87,7 +88,8 @@ void adf_shm_count_bytes(adf_coding_e c, apr_off_t in, apr_off_t out);
 void adf_shm_count_sibling(adf_coding_e c);
 void adf_shm_count_stale(void);
 /* A response that could have been compressed (a coding was accepted),
- * of len bytes (-1: not known), for a slow client or not. */
+ * of len bytes (-1: not known), for a client whose path was found slow
+ * (slow 1), fast (0) or not measured (-1). */
 void adf_shm_count_eligible(apr_off_t len, int slow);
 /* Bytes a response sent (log_transaction), for the egress rate. */
 void adf_shm_count_egress(apr_off_t bytes);

@@ -151,6 +151,7 @@ static double step(const plant_t *pl)
     o->seconds = 1;
     o->capacity = 1;
     o->eligible = bytes;
+    o->eligible_asked = bytes;
     o->eligible_slow = pl->slow ? bytes : 0;
     o->egress = bytes * mr;
     for (k = 0; k < 2; k++) {
@@ -519,6 +520,39 @@ START_TEST(fixed_never_steers)
 }
 END_TEST
 
+/* The share of slow clients counts only the bytes whose client was
+ * measured (a sample while the budget is at the top): bytes not asked
+ * about are not "fast", and an interval with none keeps the share. */
+START_TEST(slow_share_counts_the_measured)
+{
+    adf_obs_t *o = calloc(1, sizeof(*o));
+    double before;
+
+    fresh();
+    o->seconds = 1;
+    o->capacity = 1;
+    o->load = 60;
+    o->eligible = 1e8;
+    o->eligible_asked = 1e7;        /* one response in ten asked ... */
+    o->eligible_slow = 1e7;         /* ... every one of them slow */
+    adf_control_update(&ctl, &model, &conf, o);
+    ck_assert(ctl.slow_share == 1);
+    /* None asked (the limit, or no sample): the share stays, and with it
+     * the goal (the whole target): a load of 60 % is not a reason to
+     * spend less. */
+    o->eligible_asked = o->eligible_slow = 0;
+    before = ctl.budget;
+    adf_control_update(&ctl, &model, &conf, o);
+    ck_assert(ctl.slow_share == 1);
+    ck_assert(ctl.budget >= before);
+    o->eligible_asked = 1e7;
+    o->eligible_slow = 2.5e6;
+    adf_control_update(&ctl, &model, &conf, o);
+    ck_assert(fabs(ctl.slow_share - 0.25) < 1e-9);
+    free(o);
+}
+END_TEST
+
 /* Idle, for background work: below half the CPU target. */
 START_TEST(idle_mark)
 {
@@ -550,5 +584,6 @@ int main(void)
     tcase_add_test(tc, fast_clients_get_half_the_target);
     tcase_add_test(tc, limit_hysteresis);
     tcase_add_test(tc, fixed_never_steers);
+    tcase_add_test(tc, slow_share_counts_the_measured);
     return adf_test_run(s);
 }
