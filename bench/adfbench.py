@@ -229,6 +229,7 @@ class Setup:
     def __init__(self, name, kind, conf, adf=False, modules=()):
         self.name, self.kind, self.conf, self.adf = name, kind, conf, adf
         self.modules = list(modules)
+        self.module = MODULE
 
     def __repr__(self):
         return "Setup(%s)" % self.name
@@ -251,11 +252,22 @@ adaptive (this module, default configuration: AdaptiveDeflate On only),
 adaptive-MS (the same with AdaptiveDeflateLoadInterval MS ms),
 adf-N (this module at fixed gzip level N), adfbr-N (fixed brotli quality N),
 adfzstd-N (fixed zstd level N),
-nginx-N (nginx gzip level N), siblings, rewrite, nginx-static, plain"""
+nginx-N (nginx gzip level N), siblings, rewrite, nginx-static, plain;
+any of them NAME@LABEL: with the module build in $ADF_MODULE_LABEL"""
 
 
 def make_setup(name, work, status=False):
-    """A Setup by name (see SETUP_HELP).  status: also serve /adf-status."""
+    """A Setup by name (see SETUP_HELP).  status: also serve /adf-status.
+    NAME@LABEL: the same with the module build in $ADF_MODULE_LABEL (two
+    builds compared in one run)."""
+    if "@" in name:
+        base, _, label = name.partition("@")
+        path = os.environ.get("ADF_MODULE_" + label.upper())
+        if not path or not os.path.exists(path):
+            raise HarnessError("setup %s: set ADF_MODULE_%s to a build of the module" % (name, label.upper()))
+        setup = make_setup(base, work, status)
+        setup.name, setup.module = name, path
+        return setup
     kind, _, num = name.rpartition("-")
     if not kind or not num.isdigit():
         kind, num = name, None
@@ -394,7 +406,7 @@ class Server:
         listen = "%s:%d" % (self.topo.server_addr, self.port)
         if self.setup.kind == "httpd":
             text = httpd_conf(self.setup, self.dir, self.docroot, listen, self.mpm, self.profile,
-                              self.h2, extra=self.extra)
+                              self.h2, module=self.setup.module, extra=self.extra)
         else:
             text = nginx_conf(self.setup, self.dir, self.docroot, listen, self.h2)
         with open(self.conf_path(), "w") as f:
