@@ -167,11 +167,16 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     c->ema = c->primed ? a * sample + (1 - a) * c->ema : sample;
     c->primed = 1;
     c->spent = clamp(100 * spent / cap_ns, 0, 100);
-    /* Of the bytes whose client's path was measured: at the top only a
-     * sample is, under the limit none (the share stays as last seen). */
-    if (obs->eligible_asked >= 1) {
-        c->slow_share = clamp(obs->eligible_slow / obs->eligible_asked, 0, 1);
-    }
+    /* Of the bytes whose client's path was measured (at the top only a
+     * sample is, under the limit none), smoothed like the load: one
+     * slow reader among few measured responses must not set the goal
+     * for everyone.  An interval without a measurement counts as fast
+     * clients, the cautious side (half the target). */
+    c->slow_share = (1 - a) * c->slow_share
+                    + a * (obs->eligible_asked >= 1
+                           ? clamp(obs->eligible_slow / obs->eligible_asked,
+                                   0, 1)
+                           : 0);
     if (conf->fixed) {
         c->budget = top;        /* learns the costs, never steers */
         c->limited = 0;

@@ -80,7 +80,8 @@ typedef struct {
     double spent;               /* compression's share, percent */
     double budget;              /* ns per byte */
     double top;                 /* the dearest rung's cost at the last update */
-    double slow_share;          /* of the bytes measured, the slow clients' */
+    double slow_share;          /* of the bytes measured, the slow clients'
+                                 * (smoothed) */
     int limited;                /* between OFF and ON after a trip */
     int over;                   /* samples in a row at or above OFF */
     int primed;                 /* has seen a sample */

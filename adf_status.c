@@ -520,6 +520,9 @@ static void send_metrics(request_rec *r, const adf_stats_t *st,
                "compressed.", st->load.limited);
     prom_gauge(r, "effort_ratio", "The budget on a log scale from nothing "
                "(0) to the dearest level in use (1).", st->load.effort);
+    prom_gauge(r, "slow_share_ratio", "Of the compressible bytes whose "
+               "client's path was measured, the share for clients whose "
+               "link is the limit (smoothed).", st->slow_share);
     prom_gauge(r, "budget_cpu_seconds_per_byte", "The CPU a response may "
                "spend per byte: the controller's output.",
                st->load.budget / 1e9);

@@ -19,7 +19,8 @@ my %gauges = map { $_ => 1 } qw(
     info start_time_seconds load_interval_seconds cpu_target_ratio
     cpu_limit_off_ratio cpu_limit_on_ratio load_ratio load_smoothed_ratio
     load_age_seconds load_stale load_error server_cpu_ratio
-    compression_cpu_ratio limited effort_ratio budget_cpu_seconds_per_byte
+    compression_cpu_ratio limited effort_ratio slow_share_ratio
+    budget_cpu_seconds_per_byte
     budget_max_cpu_seconds_per_byte level model_cost_scale
     model_cpu_seconds_per_byte model_output_ratio model_frontier
     cache_entries cache_bytes cache_max_bytes cache_writable
