@@ -23,6 +23,13 @@ use ADFTest;
 # skipped: a one-process (-X, valgrind) server cannot be killed or
 # restarted; chown and a tmpfs mount need root (and a kernel that lets it).
 my $one = $ENV{ADF_VALGRIND} ? 1 : 0;
+# Under prefork a SIGKILLed child may hold httpd's own accept mutex (APR's
+# process-shared pthread mutex): twice in CI, after the kill below, the
+# server's new children failed with "(22) couldn't grab the accept mutex"
+# (AH00144), or (ASan) no entry was made in the 90 s after it.
+# The worker's recovery is the same code under every MPM: it is killed
+# under event and worker.
+my $kill_ok = !$one && ($ENV{ADF_MPM} // 'event') ne 'prefork';
 my $can_mount = 0;
 if ($> == 0) {
     my $m = File::Temp::tempdir(CLEANUP => 1);
@@ -31,7 +38,8 @@ if ($> == 0) {
         $can_mount = 1;
     }
 }
-plan tests => 169 + 3 * scalar(grep { $_ ne 'zstd' } codings()) - ($one ? 19 : 0) - ($> == 0 ? 0 : 1) - ($can_mount ? 0 : 5);
+plan tests => 169 + 3 * scalar(grep { $_ ne 'zstd' } codings()) - ($one ? 19 : 0)
+    - (!$one && !$kill_ok ? 8 : 0) - ($> == 0 ? 0 : 1) - ($can_mount ? 0 : 5);
 
 my $root = docroot();
 my $dir = "$root/cache";
@@ -522,8 +530,9 @@ ok t_cmp(join(' ', sort map { /(\.\w+)$/ } @mine), '.br .gz',
          'AdaptiveDeflateEncodings br gzip: no zstd entry');
 
 # ---- the worker killed while it writes ----------------------------------------------
-# One process under valgrind (-X): killing or restarting it ends the run.
-unless ($one) {
+# One process under valgrind (-X): killing or restarting it ends the run;
+# not under prefork ($kill_ok above).
+if ($kill_ok) {
     # Nearly busy (the idle mark is half the CPU target: 25 %): the worker
     # takes 2 % of a CPU, and a large file is long in the writing.
     my $big = substr($text, 0, 400000);
