@@ -79,8 +79,10 @@ my @sorted = sort { $a <=> $b } map { $_ // 1e9 } @ms;
 printf "# resumed after %s ms (interval %d ms)\n",
        join(' ', map { sprintf '%.0f', $_ } @ms), $iv;
 # Below the limit's ON mark on the next sample, compressing at once; a
-# busy machine may delay one round, never freeze it (the bug: 11 s).
-ok $sorted[1] <= 3 * $iv && $sorted[2] <= 1000;
+# busy machine may delay one round, never freeze it (the bug: 11 s).  One
+# round is at worst mod_watchdog's 1 s tick plus scheduling (a clean CI
+# run measured 1,011 ms once).
+ok $sorted[1] <= 3 * $iv && $sorted[2] <= 1500;
 # Again, killing the child that sampled the spike each time: the time then
 # includes waiting for the MPM to replace it (up to its maintenance second).
 @ms = map { spike(1) } 1 .. 3;
