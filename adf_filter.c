@@ -97,10 +97,29 @@ static int has_filter(request_rec *r)
  * they read no-gzip and no-brotli. */
 static int stock_deflate, stock_brotli;
 
-void adf_filter_post_config(void)
+void adf_filter_post_config(server_rec *s)
 {
-    stock_deflate = ap_find_linked_module("mod_deflate.c") != NULL;
-    stock_brotli = ap_find_linked_module("mod_brotli.c") != NULL;
+    static const struct {
+        const char *name;
+        int *loaded;
+    } stock[] = { { "mod_deflate.c", &stock_deflate },
+                  { "mod_brotli.c", &stock_brotli } };
+    int i;
+
+    for (i = 0; i < 2; i++) {
+        *stock[i].loaded = ap_find_linked_module(stock[i].name) != NULL;
+        /* Said once, at start: where AdaptiveDeflate is On this module
+         * owns compression. */
+        if (*stock[i].loaded
+            && ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG
+            && ap_state_query(AP_SQ_CONFIG_GEN) == 1) {
+            ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, ADFLOGNO(00011)
+                         "%s is loaded too: where AdaptiveDeflate is On, "
+                         "this module compresses and %s steps aside; "
+                         "elsewhere %s works as configured", stock[i].name,
+                         stock[i].name, stock[i].name);
+        }
+    }
 }
 
 /* The ctx of an instance added only to look for siblings (where

@@ -19,8 +19,9 @@ int adf_filter_init(ap_filter_t *f);
  * are on, add it for its init function to look for one. */
 void adf_insert_filter(request_rec *r);
 
-/* post_config: which stock modules read no-gzip/no-brotli. */
-void adf_filter_post_config(void);
+/* post_config: which stock modules read no-gzip/no-brotli (logged once,
+ * at start). */
+void adf_filter_post_config(server_rec *s);
 
 /* Add the filter to r unless it is there. */
 void adf_add_filter(request_rec *r);

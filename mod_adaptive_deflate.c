@@ -16,35 +16,13 @@
 #include <mod_status.h>
 #include <mod_watchdog.h>
 
-/* Where AdaptiveDeflate is On this module owns compression (it sets
- * no-gzip and no-brotli for the stock modules); say so once, at start. */
-static void note_stock_modules(server_rec *s)
-{
-    static const char *const stock[] = { "mod_deflate.c", "mod_brotli.c" };
-    int i;
-
-    for (i = 0; i < 2; i++) {
-        if (ap_find_linked_module(stock[i])) {
-            ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, ADFLOGNO(00011)
-                         "%s is loaded too: where AdaptiveDeflate is On, "
-                         "this module compresses and %s steps aside; "
-                         "elsewhere %s works as configured", stock[i],
-                         stock[i], stock[i]);
-        }
-    }
-}
-
 static int adf_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                            apr_pool_t *ptemp, server_rec *s)
 {
     int rv;
 
     adf_config_init(pconf);
-    adf_filter_post_config();
-    if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG
-        && ap_state_query(AP_SQ_CONFIG_GEN) == 1) {
-        note_stock_modules(s);
-    }
+    adf_filter_post_config(s);
     rv = adf_shm_post_config(pconf, plog, ptemp, s);
     return rv == OK ? adf_cache_post_config(pconf, plog, ptemp, s) : rv;
 }
