@@ -213,18 +213,30 @@ static char *fixed(char *p, double v, int decimals)
     return p;
 }
 
-/* "raw/smoothed/effort", e.g. "62.5/60.1/0.75". */
+/* "raw/smoothed/effort", e.g. "62.5/60.1/0.75".  The load changes once
+ * an interval: each thread keeps its last text and copies it. */
 static const char *load_note(apr_pool_t *p, const adf_load_view_t *load)
 {
-    char *s = apr_palloc(p, 48), *e;
+    static __thread struct {
+        double raw, ema, effort;
+        apr_size_t len;         /* 0: empty */
+        char text[48];
+    } last;
+    char *e;
 
-    e = fixed(s, load->raw, 1);
-    *e++ = '/';
-    e = fixed(e, load->ema, 1);
-    *e++ = '/';
-    e = fixed(e, load->effort, 2);
-    *e = '\0';
-    return s;
+    if (!last.len || last.raw != load->raw || last.ema != load->ema
+        || last.effort != load->effort) {
+        e = fixed(last.text, load->raw, 1);
+        *e++ = '/';
+        e = fixed(e, load->ema, 1);
+        *e++ = '/';
+        e = fixed(e, load->effort, 2);
+        last.len = e - last.text;
+        last.raw = load->raw;
+        last.ema = load->ema;
+        last.effort = load->effort;
+    }
+    return apr_pstrmemdup(p, last.text, last.len);
 }
 
 static void note_decision(request_rec *r, const adf_decision_t *d,

@@ -16,6 +16,9 @@ static const adf_coding_e br_gzip[] = { BR_PREF ADF_GZIP };
 static const adf_coding_e gzip_br[] = { ADF_GZIP, BR_PREF };
 static const adf_coding_e gzip_only[] = { ADF_GZIP };
 #define PREFS(a) (a), (int)(sizeof(a) / sizeof((a)[0]))
+/* longer than any value the parser remembers (96) */
+#define LONG_AE "x-one, x-two, x-three, x-four, x-five, x-six, x-seven, " \
+                "x-eight, x-nine, x-ten, gzip;q=0.2, br;q=0.7"
 
 static adf_coding_e pick(const char *ae, const adf_coding_e *prefs, int n)
 {
@@ -95,6 +98,33 @@ START_TEST(effective_q)
 }
 END_TEST
 
+/* Each thread remembers the last value it parsed: a different value, one
+ * the remembered one starts with, or a value too long to remember must
+ * never be answered with the remembered result. */
+START_TEST(remembered)
+{
+    static const char *const seq[] = { "gzip, br;q=0.5", "gzip", "gzip, br;q=0.5",
+                                       "gzip, br;q=0.5, *;q=0", NULL, "gzip, br;q=0.5",
+                                       "", LONG_AE, LONG_AE, "gzip, br;q=0.5" };
+    static const int gzip_q[] = { 1000, 1000, 1000, 1000, 0, 1000, 0, 200, 200, 1000 };
+    static const int br_q[] = { 500, 0, 500, 500, 0, 500, 0, 700, 700, 500 };
+    static const int id_q[] = { 1000, 1000, 1000, 0, 1000, 1000, 1000, 1000, 1000, 1000 };
+    adf_accept_t acc;
+    int i;
+
+    for (i = 0; i < (int)(sizeof(seq) / sizeof(seq[0])); i++) {
+        adf_accept_parse(seq[i], &acc);
+        ck_assert_msg(adf_accept_q(&acc, ADF_GZIP) == gzip_q[i], "gzip, value %d", i);
+#ifdef ADF_HAVE_BROTLI
+        ck_assert_msg(adf_accept_q(&acc, ADF_BR) == br_q[i], "br, value %d", i);
+#else
+        (void)br_q;
+#endif
+        ck_assert_msg(adf_accept_q(&acc, ADF_IDENTITY) == id_q[i], "identity, value %d", i);
+    }
+}
+END_TEST
+
 /* Hostile and malformed input: never a coding the client did not offer
  * cleanly, never a crash. */
 START_TEST(malformed)
@@ -171,6 +201,7 @@ int main(void)
     tcase_add_test(tc, qvalues);
     tcase_add_test(tc, identity_and_star);
     tcase_add_test(tc, effective_q);
+    tcase_add_test(tc, remembered);
     tcase_add_test(tc, malformed);
     tcase_add_test(tc, names);
     return adf_test_run(s);
