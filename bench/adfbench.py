@@ -902,9 +902,18 @@ def measure_rtt(topo, n=15):
 
 WRK_LUA = r"""-- adfbench: wrk reports its results as JSON (file in ADFB_WRK_JSON).
 local out = os.getenv("ADFB_WRK_JSON")
+-- ADFB_THINK_MS: think time before each request (the first one too);
+-- ADFB_THINK_SPREAD=s: drawn uniformly from think * [1 - s, 1 + s], so
+-- that users do not stay in step (a fixed think time keeps every user's
+-- request in the same burst, round after round).
 local think = tonumber(os.getenv("ADFB_THINK_MS") or "")
+local spread = tonumber(os.getenv("ADFB_THINK_SPREAD") or "") or 0
 if think and think > 0 then
+  math.randomseed(os.time())
   function delay()
+    if spread > 0 then
+      return think * (1 - spread + 2 * spread * math.random())
+    end
     return think
   end
 end
@@ -981,14 +990,24 @@ def wrk_cmd(topo, url, seconds, conns, threads=1, ae=BROWSER_AE, timeout_s=10):
     return topo.client_cmd(cmd + [url])
 
 
+# The spread of think times (0: fixed): see WRK_LUA; the ramp sets it.
+THINK_SPREAD = 0.0
+
+
+def wrk_env(json_path, think_ms):
+    env = dict(os.environ, ADFB_WRK_JSON=json_path)
+    if think_ms:
+        env["ADFB_THINK_MS"] = str(think_ms)
+        env["ADFB_THINK_SPREAD"] = str(THINK_SPREAD)
+    return env
+
+
 def run_wrk(topo, url, seconds, conns, threads=1, ae=BROWSER_AE, think_ms=None):
     """One closed-loop wrk run from the client side; the parsed JSON."""
     fd, path = tempfile.mkstemp(prefix="adfb-wrk.", suffix=".json")
     os.close(fd)
     os.chmod(path, 0o666)
-    env = dict(os.environ, ADFB_WRK_JSON=path)
-    if think_ms:
-        env["ADFB_THINK_MS"] = str(think_ms)
+    env = wrk_env(path, think_ms)
     try:
         r = subprocess.run(wrk_cmd(topo, url, seconds, conns, threads, ae), env=env,
                            capture_output=True, text=True, timeout=seconds + 60)
@@ -1010,9 +1029,7 @@ class WrkBackground:
         fd, self.path = tempfile.mkstemp(prefix="adfb-wrk.", suffix=".json")
         os.close(fd)
         os.chmod(self.path, 0o666)
-        env = dict(os.environ, ADFB_WRK_JSON=self.path)
-        if think_ms:
-            env["ADFB_THINK_MS"] = str(think_ms)
+        env = wrk_env(self.path, think_ms)
         self.proc = subprocess.Popen(wrk_cmd(topo, url, seconds, conns, threads, ae), env=env,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self._cleanup = on_exit(self.kill)
