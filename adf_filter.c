@@ -359,13 +359,14 @@ static int slow_client(request_rec *r, const adf_load_view_t *load)
 }
 
 /* The decision; *slow tells whether the client's path was found slow
- * (1), fast (0) or was not asked (-1).
+ * (1), fast (0) or was not asked (-1); *len is the body's length (-1:
+ * unknown, or not looked at).
  * The load is read into *load only where it can matter: returns load,
  * or NULL where the status or the type decided alone. */
 static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
                                      const adf_dir_conf_t *dc,
                                      adf_load_view_t *load, int *slow,
-                                     adf_decision_t *d)
+                                     apr_off_t *len, adf_decision_t *d)
 {
     adf_policy_conf_t pc;
     adf_policy_in_t in;
@@ -374,6 +375,7 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
 
     adf_request_facts(r, dc, &acc, &in);
     *slow = -1;
+    *len = -1;
     if (!in.status_ok || !in.type_ok) {
         /* decided on these alone: no settings, length or load needed */
         memset(&pc, 0, sizeof(pc));
@@ -382,7 +384,7 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
     }
     adf_conf_policy(dc, &pc);
     adf_shm_view(load);
-    in.length = body_length(r, bb);
+    in.length = *len = body_length(r, bb);
     in.whole = whole_body(r, bb, in.length);
     in.model = load->model;
     /* A 304 only names the representation: the load does not matter. */
@@ -543,6 +545,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     apr_status_t rv;
     adf_reason_e why;
     int slow;
+    apr_off_t len;
 
     f->ctx = NULL;
     if (st->claimed) {
@@ -587,7 +590,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     if (only_siblings) {
         return step_aside(f, bb);
     }
-    seen = decide(r, bb, dc, &load, &slow, &d);
+    seen = decide(r, bb, dc, &load, &slow, &len, &d);
     if (d.vary) {
         adf_merge_vary(r);
     }
@@ -596,8 +599,6 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
             || d.reason == ADF_R_CPU_LIMIT)) {
         /* What the controller could have spent its budget on; a body of
          * unknown length that is compressed is counted at its end. */
-        apr_off_t len = body_length(r, bb);
-
         if (len >= 0 || d.coding == ADF_IDENTITY) {
             adf_shm_count_eligible(len, slow);
         }
@@ -614,7 +615,6 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     ctx = f->ctx = apr_pcalloc(r->pool, sizeof(*ctx));
     ctx->out = apr_brigade_create(r->pool, f->c->bucket_alloc);
     if (!r->header_only) {
-        apr_off_t len = body_length(r, bb);
         int flags = adf_conf_length_hiding(dc) > 0 ? ADF_STREAM_PAD : 0;
 
         ctx->flush_each = is_streaming_type(r->content_type);

@@ -29,7 +29,11 @@ static int has2(const apr_table_t *t, const char *header, const char *token,
 {
     find_t f = { token, other, 0 };
 
-    apr_table_do(find_token, &f, t, header, NULL);
+    /* Most responses have no such header, and a lookup costs less than
+     * apr_table_do's walk. */
+    if (apr_table_get(t, header)) {
+        apr_table_do(find_token, &f, t, header, NULL);
+    }
     return f.found;
 }
 
@@ -77,8 +81,11 @@ const char *adf_header_encoding(const request_rec *r)
 {
     const char *ce = NULL;
 
-    apr_table_do(find_coding, &ce, r->headers_out, "Content-Encoding", NULL);
-    if (!ce) {
+    if (apr_table_get(r->headers_out, "Content-Encoding")) {
+        apr_table_do(find_coding, &ce, r->headers_out, "Content-Encoding",
+                     NULL);
+    }
+    if (!ce && apr_table_get(r->err_headers_out, "Content-Encoding")) {
         apr_table_do(find_coding, &ce, r->err_headers_out,
                      "Content-Encoding", NULL);
     }
@@ -189,16 +196,19 @@ static const char *strip_suffixes(apr_pool_t *p, const char *value,
 void adf_strip_conditionals(request_rec *r)
 {
     static const char *const hdrs[] = { "If-None-Match", "If-Match" };
-    const char *ae = apr_table_get(r->headers_in, "Accept-Encoding");
+    const char *ae = NULL;
     adf_accept_t acc;
-    int i, parsed = 0;
+    int i;
 
-    for (i = 0; ae && i < 2; i++) {
+    for (i = 0; i < 2; i++) {
         const char *v = apr_table_get(r->headers_in, hdrs[i]);
         if (v && strstr(v, "-ad-")) {
-            if (!parsed) {
+            if (!ae) {
+                /* a tag of ours without Accept-Encoding: left as sent */
+                if (!(ae = apr_table_get(r->headers_in, "Accept-Encoding"))) {
+                    return;
+                }
                 adf_accept_parse(ae, &acc);
-                parsed = 1;
             }
             apr_table_setn(r->headers_in, hdrs[i],
                            strip_suffixes(r->pool, v, &acc));
