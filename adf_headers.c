@@ -15,6 +15,17 @@ typedef struct {
     int found;
 } find_t;
 
+/* Every line of header in t, to fn until it returns 0.  Most responses
+ * have none of the headers looked for, and a lookup costs less than
+ * apr_table_do's walk. */
+static void each_line(const apr_table_t *t, const char *header,
+                      apr_table_do_callback_fn_t *fn, void *baton)
+{
+    if (apr_table_get(t, header)) {
+        apr_table_do(fn, baton, t, header, NULL);
+    }
+}
+
 static int find_token(void *baton, const char *key, const char *value)
 {
     find_t *f = baton;
@@ -29,11 +40,7 @@ static int has2(const apr_table_t *t, const char *header, const char *token,
 {
     find_t f = { token, other, 0 };
 
-    /* Most responses have no such header, and a lookup costs less than
-     * apr_table_do's walk. */
-    if (apr_table_get(t, header)) {
-        apr_table_do(find_token, &f, t, header, NULL);
-    }
+    each_line(t, header, find_token, &f);
     return f.found;
 }
 
@@ -81,13 +88,9 @@ const char *adf_header_encoding(const request_rec *r)
 {
     const char *ce = NULL;
 
-    if (apr_table_get(r->headers_out, "Content-Encoding")) {
-        apr_table_do(find_coding, &ce, r->headers_out, "Content-Encoding",
-                     NULL);
-    }
-    if (!ce && apr_table_get(r->err_headers_out, "Content-Encoding")) {
-        apr_table_do(find_coding, &ce, r->err_headers_out,
-                     "Content-Encoding", NULL);
+    each_line(r->headers_out, "Content-Encoding", find_coding, &ce);
+    if (!ce) {
+        each_line(r->err_headers_out, "Content-Encoding", find_coding, &ce);
     }
     return ce;
 }
