@@ -633,8 +633,10 @@ if ($can_mount && system('mount', '-t', 'tmpfs', '-o',
                          "size=64k,mode=0700,uid=$uid,gid=$gid", 'tmpfs',
                          $cdir) == 0) {
     my $failed = log_count(qr/ADF00022/);
-    # three codings of it do not fit in 64 KB
-    my $full = substr($text, 100000, 150000);
+    # Not even one coding of it fits in 64 KB.  (150 KB of text did not
+    # always fail: its br entry fits, and a br-only client's miss may
+    # write that coding alone, as in two CI runs.)
+    my $full = substr($text, 0, 400000);
     mkpage('full.html', $full);
     my $errors = 0;
     wait_for(sub {
