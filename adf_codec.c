@@ -49,16 +49,26 @@ const adf_coding_t *adf_coding_by_token(const char *token, apr_size_t len)
     return NULL;
 }
 
+/* Asked of every file httpd serves: the name's last dot, found once,
+ * rules out most names before any extension is compared (every
+ * extension is a dot and a few letters). */
+#define ADF_MAX_EXT 8
+
 const adf_coding_t *adf_coding_by_ext(const char *path, apr_size_t len)
 {
+    const char *dot = path + len;
     int c;
 
+    while (dot > path && path + len - dot < ADF_MAX_EXT && dot[-1] != '.') {
+        dot--;
+    }
+    if (dot - 1 <= path || dot[-1] != '.') {
+        return NULL;    /* no extension, or nothing before it */
+    }
     for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
         const adf_coding_t *d = registry[c];
-        apr_size_t el;
 
-        if (d && len > (el = strlen(d->ext))
-            && !strcmp(path + len - el, d->ext)) {
+        if (d && d->ext[1] == *dot && !strcmp(d->ext, dot - 1)) {
             return d;
         }
     }

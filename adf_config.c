@@ -36,6 +36,9 @@ static const adf_size_cap_t default_caps[] = {
 static const adf_coding_e preference[] = { ADF_BR, ADF_ZSTD, ADF_GZIP };
 
 static adf_types_t *default_types_set;
+/* The policy settings where no directive says otherwise: from the
+ * registry, once (adf_config_init), not per response. */
+static adf_policy_conf_t default_policy;
 /* Set while the configuration is read; reset with the module's reload. */
 static int precompressed_used;
 static int top_level[ADF_NCODINGS];
@@ -192,32 +195,27 @@ void adf_conf_policy(const adf_dir_conf_t *dc, adf_policy_conf_t *pc)
 {
     int i;
 
+    *pc = default_policy;
     for (i = 0; i < ADF_NCODINGS; i++) {
-        const adf_coding_t *d = adf_coding((adf_coding_e)i);
-
-        pc->level_min[i] = dc->level_min[i] != ADF_UNSET ? dc->level_min[i]
-                           : d ? d->default_min : 0;
-        pc->level_max[i] = dc->level_max[i] != ADF_UNSET ? dc->level_max[i]
-                           : d ? d->default_max : 0;
+        if (dc->level_min[i] != ADF_UNSET) {
+            pc->level_min[i] = dc->level_min[i];
+        }
+        if (dc->level_max[i] != ADF_UNSET) {
+            pc->level_max[i] = dc->level_max[i];
+        }
     }
-    pc->min_length = dc->min_length != ADF_UNSET ? dc->min_length
-                                                 : ADF_DEFAULT_MIN_LENGTH;
+    if (dc->min_length != ADF_UNSET) {
+        pc->min_length = dc->min_length;
+    }
     if (dc->caps) {
         pc->caps = (const adf_size_cap_t *)dc->caps->elts;
         pc->ncaps = dc->caps->nelts;
     }
-    else {
-        pc->caps = default_caps;
-        pc->ncaps = sizeof(default_caps) / sizeof(default_caps[0]);
-    }
     if (dc->nprefs) {
         pc->nprefs = dc->nprefs;
         memcpy(pc->prefs, dc->prefs, sizeof(pc->prefs));
+        pc->by_value = 0;
     }
-    else {
-        pc->nprefs = default_prefs(pc->prefs);
-    }
-    pc->by_value = !dc->nprefs;
     if (adf_conf_length_hiding(dc) > 0) {
         /* Only gzip has a header field to pad. */
         pc->prefs[0] = ADF_GZIP;
@@ -647,12 +645,24 @@ static const char *set_cache(cmd_parms *cmd, void *cfg, const char *arg,
  * adf_conf_types never allocates per request. */
 void adf_config_init(apr_pool_t *p)
 {
+    adf_policy_conf_t *pc = &default_policy;
     int i;
 
     default_types_set = adf_types_make(p);
     for (i = 0; default_types[i]; i++) {
         adf_types_add(default_types_set, p, default_types[i]);
     }
+    for (i = 0; i < ADF_NCODINGS; i++) {
+        const adf_coding_t *d = adf_coding((adf_coding_e)i);
+
+        pc->level_min[i] = d ? d->default_min : 0;
+        pc->level_max[i] = d ? d->default_max : 0;
+    }
+    pc->min_length = ADF_DEFAULT_MIN_LENGTH;
+    pc->caps = default_caps;
+    pc->ncaps = sizeof(default_caps) / sizeof(default_caps[0]);
+    pc->nprefs = default_prefs(pc->prefs);
+    pc->by_value = 1;
 }
 
 /* Per-response switches may be set in .htaccess (FileInfo); what sets how

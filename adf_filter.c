@@ -263,7 +263,7 @@ static void note_decision(request_rec *r, const adf_decision_t *d,
     apr_table_addn(r->notes, ADF_NOTE_PREFIX "level",
                    d->reason == ADF_R_PRECOMPRESSED
                    || d->reason == ADF_R_CACHE_HIT ? "-"
-                   : apr_itoa(r->pool, d->level));
+                   : !d->level ? "0" : apr_itoa(r->pool, d->level));
     apr_table_addn(r->notes, ADF_NOTE_PREFIX "reason",
                    adf_reason_name(d->reason));
     apr_table_addn(r->notes, ADF_NOTE_PREFIX "load", ld);
@@ -307,12 +307,13 @@ static int parse_length(const char *cl, apr_off_t *len)
     return apr_strtoff(len, cl, NULL, 10) == APR_SUCCESS && *len >= 0;
 }
 
-/* The body length if known: Content-Length, or the whole first brigade
- * when it already holds EOS.  A 304 or a HEAD without a body has nothing
- * to measure: only the handler's Content-Length tells. */
-static apr_off_t body_length(request_rec *r, apr_bucket_brigade *bb)
+/* The body length if known: Content-Length (cl, as the handler set it),
+ * or the whole first brigade when it already holds EOS.  A 304 or a HEAD
+ * without a body has nothing to measure: only the handler's
+ * Content-Length tells. */
+static apr_off_t body_length(request_rec *r, apr_bucket_brigade *bb,
+                             const char *cl)
 {
-    const char *cl = apr_table_get(r->headers_out, "Content-Length");
     apr_off_t len;
 
     if (cl && parse_length(cl, &len)) {
@@ -360,20 +361,22 @@ static int slow_client(request_rec *r, const adf_load_view_t *load)
 
 /* The decision; *slow tells whether the client's path was found slow
  * (1), fast (0) or was not asked (-1); *len is the body's length (-1:
- * unknown, or not looked at).
+ * unknown, or not looked at); *h the response's header fields.
  * The load is read into *load only where it can matter: returns load,
- * or NULL where the status or the type decided alone. */
+ * or NULL where the status, the type or a client that accepts no coding
+ * decided alone. */
 static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
                                      const adf_dir_conf_t *dc,
                                      adf_load_view_t *load, int *slow,
-                                     apr_off_t *len, adf_decision_t *d)
+                                     apr_off_t *len, adf_resp_fields_t *h,
+                                     adf_decision_t *d)
 {
     adf_policy_conf_t pc;
     adf_policy_in_t in;
     adf_accept_t acc;
     int not_modified = r->status == HTTP_NOT_MODIFIED;
 
-    adf_request_facts(r, dc, &acc, &in);
+    adf_request_facts(r, dc, &acc, &in, h);
     *slow = -1;
     *len = -1;
     if (!in.status_ok || !in.type_ok) {
@@ -383,15 +386,24 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
         return NULL;
     }
     adf_conf_policy(dc, &pc);
+    in.length = *len = body_length(r, bb, h->length);
+    if (adf_accept_none(&acc)) {
+        /* Identity whatever the load: only the length and the request's
+         * own facts can give another reason. */
+        adf_policy_decide(&pc, &in, d);
+        return NULL;
+    }
     adf_shm_view(load);
-    in.length = *len = body_length(r, bb);
-    in.whole = whole_body(r, bb, in.length);
     in.model = load->model;
     /* A 304 only names the representation: the load does not matter. */
     in.budget = not_modified ? 1e9 : load->budget;
     in.limited = not_modified ? 0 : load->limited;
     in.failsafe = !not_modified && load->stale;
-    in.dice = adf_rand01();
+    if (!in.limited) {
+        /* the rungs and the dice: not consulted over the limit */
+        in.whole = whole_body(r, bb, in.length);
+        in.dice = adf_rand01();
+    }
     adf_policy_decide(&pc, &in, d);
     /* TCP_INFO (a system call) only for what the budget may decide: a
      * compressed response, or one left out for the load; not for the
@@ -520,11 +532,14 @@ static void if_range_by_date(request_rec *r)
  * labelled so), or not to be transformed?  *why says which. */
 static int as_is(request_rec *r, adf_reason_e *why)
 {
-    if (adf_header_encoding(r)) {
+    adf_resp_fields_t h;
+
+    adf_resp_fields(r, &h);
+    if (h.encoding) {
         *why = ADF_R_ENCODED;
         return 1;
     }
-    if (adf_resp_no_transform(r)) {
+    if (h.no_transform) {
         *why = ADF_R_NO_TRANSFORM;
         return 1;
     }
@@ -540,6 +555,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     int only_siblings = f->ctx == &siblings_only;
     adf_load_view_t load;
     const adf_load_view_t *seen;
+    adf_resp_fields_t h;
     adf_decision_t d;
     adf_ctx_t *ctx;
     apr_status_t rv;
@@ -557,7 +573,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     memset(&d, 0, sizeof(d));
     if (st->vary) {
         /* Here, after mod_headers: its "Header set Vary" replaces. */
-        adf_merge_vary(r);
+        adf_merge_vary(r, NULL);
     }
     if (st->sibling && r->status != HTTP_NOT_MODIFIED && as_is(r, &why)
         && (rv = adf_static_unswap(r, bb, why == ADF_R_ENCODED))
@@ -590,9 +606,9 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     if (only_siblings) {
         return step_aside(f, bb);
     }
-    seen = decide(r, bb, dc, &load, &slow, &len, &d);
+    seen = decide(r, bb, dc, &load, &slow, &len, &h, &d);
     if (d.vary) {
-        adf_merge_vary(r);
+        adf_merge_vary(r, &h);
     }
     if (r->status != HTTP_NOT_MODIFIED && !r->header_only
         && (d.coding != ADF_IDENTITY || d.reason == ADF_R_LOAD

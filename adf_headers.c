@@ -3,70 +3,101 @@
 #include "adf_config.h"
 #include "adf_negotiate.h"
 
+#include <apr_lib.h>
 #include <apr_strings.h>
 
 #include <string.h>
 #include <strings.h>
 
-/* A header may come as several lines (Header add, a CGI, a backend):
- * every line of it counts. */
-typedef struct {
-    const char *token, *other;  /* other: a second token that counts too */
-    int found;
-} find_t;
-
-/* Every line of header in t, to fn until it returns 0.  Most responses
- * have none of the headers looked for, and a lookup costs less than
- * apr_table_do's walk. */
-static void each_line(const apr_table_t *t, const char *header,
-                      apr_table_do_callback_fn_t *fn, void *baton)
+/* One pass over a table for the fields the response's own headers
+ * decide on.  A header may come as several lines (Header add, a CGI, a
+ * backend): every line counts.  Most responses carry a handful of fields
+ * and none of these: a pass costs less than a lookup per field. */
+static void scan(const apr_table_t *t, adf_resp_fields_t *h, int length)
 {
-    if (apr_table_get(t, header)) {
-        apr_table_do(fn, baton, t, header, NULL);
+    const apr_array_header_t *a = apr_table_elts(t);
+    const apr_table_entry_t *e = (const apr_table_entry_t *)a->elts;
+    int i;
+
+    for (i = 0; i < a->nelts; i++) {
+        const char *k = e[i].key, *v = e[i].val;
+
+        if (!k || !v) {
+            continue;
+        }
+        switch (*k) {
+        case 'C':
+        case 'c':
+            /* mostly one comparison per field: the handler's
+             * Content-Length is the usual one */
+            if (apr_tolower(k[1]) == 'a') {
+                if (!strcasecmp(k, "Cache-Control")) {
+                    h->no_transform |= adf_list_has(v, "no-transform");
+                }
+            }
+            else if (length && !h->length && !strcasecmp(k, "Content-Length")) {
+                h->length = v;
+            }
+            else if (!h->encoding && !strcasecmp(k, "Content-Encoding")
+                     && adf_is_coding(v)) {
+                h->encoding = v;
+            }
+            break;
+        case 'V':
+        case 'v':
+            if (!strcasecmp(k, "Vary") && h->vary < 2) {
+                h->vary = adf_list_has(v, "Accept-Encoding")
+                          || adf_list_has(v, "*") ? 2 : 1;
+            }
+            break;
+        }
     }
 }
 
-static int find_token(void *baton, const char *key, const char *value)
+void adf_resp_fields(const request_rec *r, adf_resp_fields_t *h)
 {
-    find_t *f = baton;
-
-    f->found = adf_list_has(value, f->token)
-               || (f->other && adf_list_has(value, f->other));
-    return !f->found;
+    memset(h, 0, sizeof(*h));
+    h->scanned = 1;
+    scan(r->headers_out, h, 1);
+    scan(r->err_headers_out, h, 0);
 }
 
-static int has2(const apr_table_t *t, const char *header, const char *token,
-                const char *other)
+void adf_merge_vary(request_rec *r, const adf_resp_fields_t *h)
 {
-    find_t f = { token, other, 0 };
+    adf_resp_fields_t now;
 
-    each_line(t, header, find_token, &f);
-    return f.found;
-}
-
-static int has(const apr_table_t *t, const char *header, const char *token)
-{
-    return has2(t, header, token, NULL);
-}
-
-void adf_merge_vary(request_rec *r)
-{
-    if (has2(r->headers_out, "Vary", "Accept-Encoding", "*")
-        || has2(r->err_headers_out, "Vary", "Accept-Encoding", "*")) {
+    if (!h || !h->scanned) {
+        adf_resp_fields(r, &now);
+        h = &now;
+    }
+    if (h->vary == 2) {
         return;
     }
-    apr_table_mergen(r->headers_out, "Vary", "Accept-Encoding");
+    if (h->vary) {
+        apr_table_mergen(r->headers_out, "Vary", "Accept-Encoding");
+    }
+    else {
+        /* added, not merged: merging would look for a line again */
+        apr_table_addn(r->headers_out, "Vary", "Accept-Encoding");
+    }
+}
+
+static int no_transform_line(void *found, const char *key, const char *value)
+{
+    *(int *)found = adf_list_has(value, "no-transform");
+    return !*(int *)found;
 }
 
 int adf_req_no_transform(const request_rec *r)
 {
-    return has(r->headers_in, "Cache-Control", "no-transform");
-}
+    int found = 0;
 
-int adf_resp_no_transform(const request_rec *r)
-{
-    return has(r->headers_out, "Cache-Control", "no-transform")
-           || has(r->err_headers_out, "Cache-Control", "no-transform");
+    /* a lookup first: most requests have no Cache-Control */
+    if (apr_table_get(r->headers_in, "Cache-Control")) {
+        apr_table_do(no_transform_line, &found, r->headers_in,
+                     "Cache-Control", NULL);
+    }
+    return found;
 }
 
 int adf_is_coding(const char *ce)
@@ -74,31 +105,11 @@ int adf_is_coding(const char *ce)
     return ce && *ce && strcasecmp(ce, "identity");
 }
 
-static int find_coding(void *baton, const char *key, const char *value)
-{
-    const char **ce = baton;
-
-    if (adf_is_coding(value)) {
-        *ce = value;
-    }
-    return !*ce;
-}
-
-const char *adf_header_encoding(const request_rec *r)
-{
-    const char *ce = NULL;
-
-    each_line(r->headers_out, "Content-Encoding", find_coding, &ce);
-    if (!ce) {
-        each_line(r->err_headers_out, "Content-Encoding", find_coding, &ce);
-    }
-    return ce;
-}
-
-const char *adf_declared_encoding(const request_rec *r)
+const char *adf_declared_encoding(const request_rec *r,
+                                  const adf_resp_fields_t *h)
 {
     return adf_is_coding(r->content_encoding) ? r->content_encoding
-                                          : adf_header_encoding(r);
+                                              : h->encoding;
 }
 
 static int suffix_in(request_rec *r, apr_table_t *t, const char *suffix)

@@ -7,26 +7,36 @@
 #include "adf_private.h"
 #include "adf_coding.h"
 
-/* Add "Accept-Encoding" to Vary unless it is there (or Vary is "*"),
- * beside anything else the response varies on. */
-void adf_merge_vary(request_rec *r);
+/* What the response's own header tables (the handler's and the error
+ * headers, where CGIs and mod_headers' "always" put theirs) say about
+ * compressing it, read in one pass. */
+typedef struct {
+    int scanned;                /* 0: not read (then read when needed) */
+    const char *length;         /* the handler's first Content-Length */
+    const char *encoding;       /* the first Content-Encoding that names a
+                                 * coding ("identity" does not), or NULL */
+    int no_transform;           /* Cache-Control: no-transform */
+    int vary;                   /* 0: no Vary; 1: Vary without
+                                 * Accept-Encoding; 2: with it, or "*" */
+} adf_resp_fields_t;
 
-/* Cache-Control: no-transform in the request / in the response (the
- * handler's headers and the error headers, where CGIs and mod_headers'
- * "always" put theirs). */
+void adf_resp_fields(const request_rec *r, adf_resp_fields_t *h);
+
+/* Add "Accept-Encoding" to Vary unless it is there (or Vary is "*"),
+ * beside anything else the response varies on.  h: the response's fields
+ * as read since its headers last changed, or NULL to read them. */
+void adf_merge_vary(request_rec *r, const adf_resp_fields_t *h);
+
+/* Cache-Control: no-transform in the request. */
 int adf_req_no_transform(const request_rec *r);
-int adf_resp_no_transform(const request_rec *r);
 
 /* Does a Content-Encoding value name a coding ("identity" does not)? */
 int adf_is_coding(const char *ce);
 
-/* The Content-Encoding the response already declares (r->content_encoding,
- * either header table; "identity" does not count), or NULL. */
-const char *adf_declared_encoding(const request_rec *r);
-
-/* ... in the header tables only: what a handler or mod_headers set, not
- * what the sibling swap put in r->content_encoding. */
-const char *adf_header_encoding(const request_rec *r);
+/* The Content-Encoding the response already declares: r->content_encoding
+ * or, from its header tables (h), what a handler or mod_headers set. */
+const char *adf_declared_encoding(const request_rec *r,
+                                  const adf_resp_fields_t *h);
 
 /* What the ETag of a sibling and of a cache entry carry after their
  * coding's suffix: they and the on-the-fly output of the same coding are

@@ -229,6 +229,19 @@ int adf_accept_q(const adf_accept_t *acc, adf_coding_e c)
     return acc->star > 0 ? acc->star : 0;
 }
 
+int adf_accept_none(const adf_accept_t *acc)
+{
+    int c;
+
+    /* adf_accept_q > 0 for no coding, without a call per coding */
+    for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
+        if (acc->q[c] > 0 || (acc->q[c] < 0 && acc->star > 0)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 adf_coding_e adf_negotiate(const adf_accept_t *acc, const adf_coding_e *prefs,
                            int nprefs)
 {

@@ -18,6 +18,10 @@ void adf_accept_parse(const char *value, adf_accept_t *acc);
  * (identity: explicit, else refused by "*;q=0", else 1000). */
 int adf_accept_q(const adf_accept_t *acc, adf_coding_e c);
 
+/* Does the client accept no coding at all (q 0 for each)?  Then
+ * adf_negotiate picks identity whatever the preference list. */
+int adf_accept_none(const adf_accept_t *acc);
+
 /* Pick the coding for this response among the codings in prefs (server
  * preference order, at most ADF_MAX_PREFS of them): highest q wins, the
  * server's order breaks ties, and identity wins over any coding whose q

@@ -54,6 +54,7 @@ struct adf_types_t {
 static __thread struct {
     apr_uint32_t id;            /* 0: empty */
     int match;
+    apr_size_t len;             /* of type, 1 to MEMO_TYPE - 1 */
     char type[MEMO_TYPE];
 } memo;
 
@@ -93,13 +94,15 @@ int adf_types_match(const adf_types_t *t, const char *type)
     if (!type || !t) {
         return 0;
     }
+    /* strncmp stops at the end of type: type[memo.len] is in it */
+    if (memo.id == t->id && !strncmp(memo.type, type, memo.len)
+        && (!type[memo.len] || type[memo.len] == ';'
+            || type[memo.len] == ' ' || type[memo.len] == '\t')) {
+        return memo.match;
+    }
     len = strcspn(type, "; \t");
     if (len == 0 || len >= sizeof(buf)) {
         return 0;
-    }
-    if (memo.id == t->id && len < MEMO_TYPE && !strncmp(memo.type, type, len)
-        && !memo.type[len]) {
-        return memo.match;
     }
     for (i = 0; i < len; i++) {
         buf[i] = (char)apr_tolower(type[i]);
@@ -116,6 +119,7 @@ int adf_types_match(const adf_types_t *t, const char *type)
     if (len < MEMO_TYPE) {
         memcpy(memo.type, type, len);
         memo.type[len] = '\0';
+        memo.len = len;
         memo.match = match;
         memo.id = t->id;
     }

@@ -42,7 +42,8 @@ static int env_off(const request_rec *r)
 }
 
 void adf_request_facts(request_rec *r, const adf_dir_conf_t *dc,
-                       adf_accept_t *acc, adf_policy_in_t *in)
+                       adf_accept_t *acc, adf_policy_in_t *in,
+                       adf_resp_fields_t *h)
 {
     const char *type = r->content_type;
     int not_modified = r->status == HTTP_NOT_MODIFIED;
@@ -61,10 +62,12 @@ void adf_request_facts(request_rec *r, const adf_dir_conf_t *dc,
     if (!in->status_ok || !in->type_ok) {
         in->has_encoding = adf_is_coding(r->content_encoding);
         adf_accept_parse(NULL, acc);
+        h->scanned = 0;
         return;
     }
-    in->has_encoding = adf_declared_encoding(r) != NULL;
-    in->resp_no_transform = adf_resp_no_transform(r);
+    adf_resp_fields(r, h);
+    in->has_encoding = adf_declared_encoding(r, h) != NULL;
+    in->resp_no_transform = h->no_transform;
     adf_accept_parse(apr_table_get(r->headers_in, "Accept-Encoding"), acc);
     in->req_no_transform = adf_req_no_transform(r);
     in->env_off = env_off(r);

@@ -7,6 +7,7 @@
 #include "adf_config.h"
 #include "adf_negotiate.h"
 #include "adf_policy.h"
+#include "adf_headers.h"
 
 typedef struct {
     adf_coding_e sibling;   /* a precompressed sibling is being served */
@@ -33,9 +34,12 @@ adf_req_t *adf_req_peek(const request_rec *r);
 
 /* The facts about this request and response the policy decides on, as
  * far as they are known now (status, type, headers); the caller fills
- * the length and the controller's output. */
+ * the length and the controller's output.  *h: the response's header
+ * fields, read only where the status and the type do not decide alone
+ * (else h->scanned is 0). */
 void adf_request_facts(request_rec *r, const adf_dir_conf_t *dc,
-                       adf_accept_t *acc, adf_policy_in_t *in);
+                       adf_accept_t *acc, adf_policy_in_t *in,
+                       adf_resp_fields_t *h);
 
 /* What the client's path delivers, as TCP measured it on this connection
  * (bytes/s); 0 when not known (a new connection, a rate the sender's own

@@ -223,6 +223,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
     adf_cache_req_t *cache;
     adf_policy_conf_t pc;
     adf_policy_in_t in;
+    adf_resp_fields_t h;
     adf_decision_t d;
     adf_accept_t acc;
     adf_coding_e left[ADF_MAX_PREFS];
@@ -243,7 +244,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
     /* The same rules as on the fly (type, encoded, no-transform, env,
      * proxies, length...), at full effort: only the coding is left. */
     adf_conf_policy(dc, &pc);
-    adf_request_facts(r, dc, &acc, &in);
+    adf_request_facts(r, dc, &acc, &in, &h);
     in.length = r->finfo.size;
     in.budget = 1e9;        /* any budget: the coding is what counts */
     adf_policy_decide(&pc, &in, &d);

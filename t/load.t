@@ -9,7 +9,7 @@ use Apache::TestUtil;
 use File::Copy qw(copy);
 use ADFTest;
 
-plan tests => 21;
+plan tests => 23;
 
 my $root = docroot();
 copy("$root/corpus/book.txt", "$root/caps/big.txt") or die "copy: $!";
@@ -40,6 +40,12 @@ my ($ok, $r, $n) = wait_note(sub { $_[1]{load} =~ m{^5\.0/}
 ok $ok;
 ok t_cmp(gzip_xfl($r->content), 2, 'light load: level 9');
 ok t_cmp($n->{reason}, 'max', 'reason max');
+# A client that accepts no coding is answered without the load: its note
+# says so, where a gzip client's (above) carries it.
+fetch('/index.html?no-coding');
+my $nc = note_for(qr{^GET /index.html\?no-coding });
+ok t_cmp($nc->{reason}, 'not-accepted', 'no coding accepted');
+ok t_cmp($nc->{load}, '-', 'no load read for it');
 
 set_load(99);
 ($ok, $r, $n) = wait_note(sub { $_[1]{reason} eq 'cpu-limit' });

@@ -98,6 +98,30 @@ START_TEST(effective_q)
 }
 END_TEST
 
+/* "No coding at all" lets the filter skip the load: only where every
+ * coding, built or not, is refused. */
+START_TEST(accepts_none)
+{
+    static const char *const none[] = { NULL, "", "identity", "*;q=0",
+                                        "gzip;q=0, br;q=0, zstd;q=0",
+                                        "deflate, compress", "gzip;q=0, *;q=0" };
+    static const char *const some[] = { "gzip", "br;q=0.001", "*", "zstd",
+                                        "gzip;q=0, *;q=0.5", "x-gzip",
+                                        "identity, br" };
+    adf_accept_t acc;
+    int i;
+
+    for (i = 0; i < (int)(sizeof(none) / sizeof(none[0])); i++) {
+        adf_accept_parse(none[i], &acc);
+        ck_assert_msg(adf_accept_none(&acc), "%s", none[i] ? none[i] : "(none)");
+    }
+    for (i = 0; i < (int)(sizeof(some) / sizeof(some[0])); i++) {
+        adf_accept_parse(some[i], &acc);
+        ck_assert_msg(!adf_accept_none(&acc), "%s", some[i]);
+    }
+}
+END_TEST
+
 /* Each thread remembers the last value it parsed: a different value, one
  * the remembered one starts with, or a value too long to remember must
  * never be answered with the remembered result. */
@@ -184,6 +208,19 @@ START_TEST(names)
     ck_assert_int_eq(adf_coding_by_ext("/a/b.html.gz", 12)->id, ADF_GZIP);
     ck_assert_ptr_null(adf_coding_by_ext(".gz", 3));
     ck_assert_ptr_null(adf_coding_by_ext("/a/b.html", 9));
+    ck_assert_int_eq(adf_coding_by_ext("a.gz", 4)->id, ADF_GZIP);
+    ck_assert_int_eq(adf_coding_by_ext("/a/.gz", 6)->id, ADF_GZIP);
+    ck_assert_ptr_null(adf_coding_by_ext("/a/b.gz.html", 12));
+    ck_assert_ptr_null(adf_coding_by_ext("/a/b.xgz", 8));
+    ck_assert_ptr_null(adf_coding_by_ext("/a/bgz", 6));
+    ck_assert_ptr_null(adf_coding_by_ext("/a/b.gzip", 9));
+    ck_assert_ptr_null(adf_coding_by_ext("", 0));
+#ifdef ADF_HAVE_ZSTD
+    ck_assert_int_eq(adf_coding_by_ext("/a/b.css.zst", 12)->id, ADF_ZSTD);
+#endif
+#ifdef ADF_HAVE_BROTLI
+    ck_assert_int_eq(adf_coding_by_ext("/a/b.js.br", 10)->id, ADF_BR);
+#endif
     ck_assert(adf_list_has("public, no-transform", "no-transform"));
     ck_assert(adf_list_has("User-Agent,accept-encoding", "Accept-Encoding"));
     ck_assert(!adf_list_has("no", "no-transform"));
@@ -201,6 +238,7 @@ int main(void)
     tcase_add_test(tc, qvalues);
     tcase_add_test(tc, identity_and_star);
     tcase_add_test(tc, effective_q);
+    tcase_add_test(tc, accepts_none);
     tcase_add_test(tc, remembered);
     tcase_add_test(tc, malformed);
     tcase_add_test(tc, names);
