@@ -608,6 +608,8 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     }
     seen = decide(r, bb, dc, &load, &slow, &len, &h, &d);
     if (d.vary) {
+        /* h was read: a decision decided on status or type alone has no
+         * Vary */
         adf_merge_vary(r, &h);
     }
     if (r->status != HTTP_NOT_MODIFIED && !r->header_only

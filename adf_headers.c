@@ -57,7 +57,6 @@ static void scan(const apr_table_t *t, adf_resp_fields_t *h, int length)
 void adf_resp_fields(const request_rec *r, adf_resp_fields_t *h)
 {
     memset(h, 0, sizeof(*h));
-    h->scanned = 1;
     scan(r->headers_out, h, 1);
     scan(r->err_headers_out, h, 0);
 }
@@ -66,7 +65,7 @@ void adf_merge_vary(request_rec *r, const adf_resp_fields_t *h)
 {
     adf_resp_fields_t now;
 
-    if (!h || !h->scanned) {
+    if (!h) {
         adf_resp_fields(r, &now);
         h = &now;
     }

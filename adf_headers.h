@@ -11,7 +11,6 @@
  * headers, where CGIs and mod_headers' "always" put theirs) say about
  * compressing it, read in one pass. */
 typedef struct {
-    int scanned;                /* 0: not read (then read when needed) */
     const char *length;         /* the handler's first Content-Length */
     const char *encoding;       /* the first Content-Encoding that names a
                                  * coding ("identity" does not), or NULL */
@@ -24,7 +23,7 @@ void adf_resp_fields(const request_rec *r, adf_resp_fields_t *h);
 
 /* Add "Accept-Encoding" to Vary unless it is there (or Vary is "*"),
  * beside anything else the response varies on.  h: the response's fields
- * as read since its headers last changed, or NULL to read them. */
+ * as read since its headers last changed, or NULL to read them now. */
 void adf_merge_vary(request_rec *r, const adf_resp_fields_t *h);
 
 /* Cache-Control: no-transform in the request. */

@@ -218,7 +218,8 @@ int adf_list_has(const char *list, const char *token)
     return f.found;
 }
 
-int adf_accept_q(const adf_accept_t *acc, adf_coding_e c)
+/* The rule itself, inlined where every coding is asked in turn. */
+static APR_INLINE int effective_q(const adf_accept_t *acc, adf_coding_e c)
 {
     if (acc->q[c] >= 0) {
         return acc->q[c];
@@ -229,13 +230,17 @@ int adf_accept_q(const adf_accept_t *acc, adf_coding_e c)
     return acc->star > 0 ? acc->star : 0;
 }
 
+int adf_accept_q(const adf_accept_t *acc, adf_coding_e c)
+{
+    return effective_q(acc, c);
+}
+
 int adf_accept_none(const adf_accept_t *acc)
 {
     int c;
 
-    /* adf_accept_q > 0 for no coding, without a call per coding */
     for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
-        if (acc->q[c] > 0 || (acc->q[c] < 0 && acc->star > 0)) {
+        if (effective_q(acc, (adf_coding_e)c) > 0) {
             return 0;
         }
     }

@@ -62,7 +62,6 @@ void adf_request_facts(request_rec *r, const adf_dir_conf_t *dc,
     if (!in->status_ok || !in->type_ok) {
         in->has_encoding = adf_is_coding(r->content_encoding);
         adf_accept_parse(NULL, acc);
-        h->scanned = 0;
         return;
     }
     adf_resp_fields(r, h);

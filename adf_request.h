@@ -36,7 +36,7 @@ adf_req_t *adf_req_peek(const request_rec *r);
  * far as they are known now (status, type, headers); the caller fills
  * the length and the controller's output.  *h: the response's header
  * fields, read only where the status and the type do not decide alone
- * (else h->scanned is 0). */
+ * (the only responses whose decision can carry Vary). */
 void adf_request_facts(request_rec *r, const adf_dir_conf_t *dc,
                        adf_accept_t *acc, adf_policy_in_t *in,
                        adf_resp_fields_t *h);
