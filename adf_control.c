@@ -55,9 +55,18 @@ static double ewma(double old, double sample, double w)
     return old > 0 ? (1 - w) * old + w * sample : sample;
 }
 
+/* A deviation's lesson from n bodies: from the prior (1) until the first,
+ * then by the evidence; a handful of bodies moves it a little. */
+static double learn_dev(double dev, double sample, double n)
+{
+    double w = LEARN_RATE * n / (n + ADF_LEARN_EVIDENCE);
+
+    return (1 - w) * (dev > 0 ? dev : 1) + w * sample;
+}
+
 /* Learn from one coding and kind's rungs in an interval: the machine's
  * factor from all of them, each rung's deviation when two or more were
- * used (and so saw the same traffic). */
+ * used (and so saw the same traffic, as far as their bodies tell). */
 static void learn_kind(adf_model_t *m, const adf_obs_t *obs, int c, int k)
 {
     double cw = 0, csum = 0, rw = 0, rsum = 0;
@@ -91,14 +100,16 @@ static void learn_kind(adf_model_t *m, const adf_obs_t *obs, int c, int k)
         m->scale[c][k] = ewma(m->scale[c][k], csum / cw, SCALE_RATE);
     }
     for (l = 0; l < ADF_NLEVELS; l++) {
+        const adf_rung_obs_t *o = &obs->rung[c][l][k];
         adf_rung_t *r = &m->rung[c][l][k];
 
         if (nc >= 2 && cf[l] > 0) {
-            r->cost_dev = ewma(r->cost_dev, cf[l] / (csum / cw), LEARN_RATE);
+            r->cost_dev = learn_dev(r->cost_dev, cf[l] / (csum / cw),
+                                    o->timed_n);
         }
         if (nr >= 2 && rf[l] > 0) {
-            r->ratio_dev = ewma(r->ratio_dev, rf[l] / (rsum / rw),
-                                LEARN_RATE);
+            r->ratio_dev = learn_dev(r->ratio_dev, rf[l] / (rsum / rw),
+                                     o->learn_n);
         }
     }
 }

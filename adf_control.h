@@ -33,6 +33,10 @@
 /* Smaller bodies teach nothing about per-byte cost or ratio: their cost
  * is mostly the coder's set-up, their ratio the header's. */
 #define ADF_LEARN_BODY      16384
+/* Bodies a rung's interval needs for a full lesson on its deviation (half
+ * of one at this many): pages differ more than neighbouring levels do, so
+ * a few bodies tell which pages a rung got, not what it gives. */
+#define ADF_LEARN_EVIDENCE  32
 
 typedef struct {
     double target;              /* percent */
@@ -58,7 +62,9 @@ typedef struct {
 typedef struct {
     double bytes_in, bytes_out;     /* every response */
     double learn_in, learn_out;     /* bodies of ADF_LEARN_BODY or more */
+    double learn_n;                 /* ... how many */
     double timed_bytes, timed_ns;   /* ... of those, the timed ones */
+    double timed_n;
 } adf_rung_obs_t;
 
 /* An interval's observations. */

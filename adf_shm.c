@@ -41,8 +41,8 @@
 
 /* What every child adds up per rung, since the full start. */
 typedef struct {
-    volatile apr_uint64_t bytes_in, bytes_out, learn_in, learn_out;
-    volatile apr_uint64_t timed_bytes, timed_ns;
+    volatile apr_uint64_t bytes_in, bytes_out, learn_in, learn_out, learn_n;
+    volatile apr_uint64_t timed_bytes, timed_ns, timed_n;
 } adf_acc_t;
 
 typedef struct {
@@ -209,8 +209,10 @@ static void observe(adf_obs_t *o, double load, apr_time_t now)
                 DELTA(bytes_out);
                 DELTA(learn_in);
                 DELTA(learn_out);
+                DELTA(learn_n);
                 DELTA(timed_bytes);
                 DELTA(timed_ns);
+                DELTA(timed_n);
 #undef DELTA
             }
         }
@@ -444,9 +446,11 @@ void adf_shm_count_rung(adf_coding_e c, int level, int whole, apr_off_t in,
     }
     apr_atomic_add64(&a->learn_in, (apr_uint64_t)in);
     apr_atomic_add64(&a->learn_out, (apr_uint64_t)out);
+    apr_atomic_inc64(&a->learn_n);
     if (ns) {
         apr_atomic_add64(&a->timed_bytes, (apr_uint64_t)in);
         apr_atomic_add64(&a->timed_ns, ns);
+        apr_atomic_inc64(&a->timed_n);
     }
 }
 

@@ -44,6 +44,11 @@ if not os.path.isdir(CORPUS):
         subprocess.run([os.path.join(TOP, "t", "gen-corpus"), CORPUS], check=True)
 MODULE = os.environ.get("ADF_MODULE", os.path.join(TOP, ".libs", "mod_adaptive_deflate.so"))
 PORT = int(os.environ.get("ADF_BENCH_PORT", "8611"))
+# A log of the module's decisions (coding, level, reason per response) for
+# diagnosis: it costs a write per response, so figures are not taken with it.
+NOTES = os.environ.get("ADF_BENCH_NOTES")
+NOTES_LOG = ('CustomLog "%s" "%%{adaptive_deflate_coding}n %%{adaptive_deflate_level}n '
+             '%%{adaptive_deflate_reason}n"\n')
 SERVER_CPU, CLIENT_CPU = 0, 1
 # Niceness of servers, wrk and the delay line (--nice): on a shared
 # machine a negative value keeps other people's jobs from taking the cores.
@@ -251,7 +256,9 @@ SETUP_HELP = """off, deflate-N (mod_deflate level N), brotli-N (mod_brotli quali
 adaptive (this module, default configuration: AdaptiveDeflate On only),
 adaptive-MS (the same with AdaptiveDeflateLoadInterval MS ms),
 adf-N (this module at fixed gzip level N), adfbr-N (fixed brotli quality N),
-adfzstd-N (fixed zstd level N),
+adfzstd-N (fixed zstd level N), adfoff (this module loaded, AdaptiveDeflate
+Off), vary ("off" with mod_headers adding Vary: Accept-Encoding: the header
+this module adds, without the module),
 nginx-N (nginx gzip level N), siblings, rewrite, nginx-static, plain;
 any of them NAME@LABEL: with the module build in $ADF_MODULE_LABEL"""
 
@@ -294,6 +301,10 @@ def make_setup(name, work, status=False):
                      adf=True)
     if name == "adaptive":
         return Setup(name, "httpd", "AdaptiveDeflate On\n" + st, adf=True)
+    if name == "adfoff":
+        return Setup(name, "httpd", "AdaptiveDeflate Off\n" + st, adf=True)
+    if name == "vary":
+        return Setup(name, "httpd", "Header append Vary Accept-Encoding\n", modules=["headers"])
     if kind == "adaptive":
         return Setup(name, "httpd", "AdaptiveDeflate On\nAdaptiveDeflateLoadInterval %sms\n" % num + st,
                      adf=True)
@@ -350,9 +361,10 @@ LogLevel warn
 </Directory>
 LogFormat "%O" bytes
 CustomLog "{d}/bytes_log" bytes
-{h2}{conf}{extra}""".format(d=d, listen=listen, user=user, load=load, profile=profile,
+{notes}{h2}{conf}{extra}""".format(d=d, listen=listen, user=user, load=load, profile=profile,
                            mpmconf=mpmconf, root=docroot, conf=setup.conf, extra=extra,
-                           h2="Protocols h2c http/1.1\n" if h2 else "")
+                           h2="Protocols h2c http/1.1\n" if h2 else "",
+                           notes=NOTES_LOG % NOTES if NOTES and setup.adf else "")
 
 
 def nginx_conf(setup, d, docroot, listen, h2=False):
