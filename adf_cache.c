@@ -300,6 +300,7 @@ static adf_cache_shared_t *attach(server_rec *s)
     if (adf_cache_lock(sh) == 0) {
         sh->count = 0;
         sh->busy = 0;
+        sh->running = 0;
         adf_cache_unlock(sh);
     }
     apr_atomic_set32(&sh->generation, gen->generation);

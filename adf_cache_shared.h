@@ -42,6 +42,11 @@ typedef struct {
     apr_uint32_t head, count;           /* the ring, under the lock */
     adf_cache_item_t queue[ADF_CACHE_QUEUE];
     volatile apr_uint64_t busy;         /* hash being compressed, or 0 */
+    /* The job under way, under the lock: a worker whose child exits
+     * without a word (prefork's exit() does not wait for mod_watchdog's
+     * thread) leaves it here for the next one to queue again. */
+    adf_cache_item_t current;
+    apr_uint32_t running;               /* current is set */
     volatile apr_uint32_t generation;   /* the configuration in charge */
     volatile apr_uint32_t worker_pid;
     adf_cache_counts_t counts[ADF_CACHE_DIRS];

@@ -23,7 +23,8 @@
  *
  * Evicted files are deleted 5 s later, so that a request that found one
  * a moment before (its stat and the default handler's open are
- * microseconds apart) still opens it: the directory may hold MAXSIZE plus
+ * microseconds apart) still opens it, or when the worker stops (the next
+ * one's scan would count them again): the directory may hold MAXSIZE plus
  * what was evicted in the last 5 s.
  */
 #include "adf_cache_shared.h"
@@ -389,6 +390,10 @@ static void end_job(const adf_cache_gen_t *g)
         j->pool = NULL;
     }
     j->active = 0;
+    if (!adf_cache_lock(g->sh)) {
+        g->sh->running = 0;
+        adf_cache_unlock(g->sh);
+    }
     apr_atomic_set64(&g->sh->busy, 0);
 }
 
@@ -412,10 +417,24 @@ static int pop(const adf_cache_gen_t *g, adf_cache_item_t *it)
                   || now >= w.retry[it->cache]);
     }
     if (got) {
+        sh->current = *it;
+        sh->running = 1;
         apr_atomic_set64(&sh->busy, it->hash);
     }
     adf_cache_unlock(sh);
     return got;
+}
+
+/* Queue an unfinished job's item again (the lock held): the last in the
+ * queue, or dropped if it is full. */
+static int push_back(adf_cache_shared_t *sh, const adf_cache_item_t *it)
+{
+    if (sh->count == ADF_CACHE_QUEUE) {
+        return 0;
+    }
+    sh->queue[(sh->head + sh->count) % ADF_CACHE_QUEUE] = *it;
+    sh->count++;
+    return 1;
 }
 
 /* A job cut short by the child's end goes back to the queue, for the
@@ -423,15 +442,44 @@ static int pop(const adf_cache_gen_t *g, adf_cache_item_t *it)
 static void requeue(const adf_cache_gen_t *g)
 {
     adf_cache_shared_t *sh = g->sh;
+    int queued;
 
     if (!w.job.active || adf_cache_lock(sh)) {
         return;
     }
-    if (sh->count < ADF_CACHE_QUEUE) {
-        sh->queue[(sh->head + sh->count) % ADF_CACHE_QUEUE] = w.job.item;
-        sh->count++;
-    }
+    queued = push_back(sh, &w.job.item);
+    sh->running = 0;
     adf_cache_unlock(sh);
+    ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s,
+                 "cache worker: %s %s, this worker stops", w.job.item.path,
+                 queued ? "queued again" : "dropped (the queue is full)");
+}
+
+/* Taking over: the job a worker before this one left unfinished (its
+ * child exited, or was killed, mid-job) is queued again, and its file no
+ * longer marked as in progress. */
+static void recover(const adf_cache_gen_t *g)
+{
+    adf_cache_shared_t *sh = g->sh;
+    adf_cache_item_t it;
+    int left = 0, queued = 0;
+
+    if (adf_cache_lock(sh)) {
+        return;
+    }
+    if ((left = sh->running)) {
+        it = sh->current;
+        queued = push_back(sh, &it);
+        sh->running = 0;
+    }
+    apr_atomic_set64(&sh->busy, 0);
+    adf_cache_unlock(sh);
+    if (left) {
+        ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s,
+                     "cache worker: %s, left unfinished by the worker "
+                     "before, %s", it.path,
+                     queued ? "queued again" : "dropped (the queue is full)");
+    }
 }
 
 /* Read the queued file whole, if it is still the version the request saw
@@ -516,6 +564,9 @@ static int start_job(const adf_cache_gen_t *g, apr_pool_t *parent)
     j->active = 1;
     if (apr_pool_create(&j->pool, parent) != APR_SUCCESS
         || !read_source(j)) {
+        ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s,
+                     "cache worker: %s changed or gone, left",
+                     j->item.path);
         end_job(g);     /* changed or gone: a later request queues it */
         return 1;
     }
@@ -528,6 +579,9 @@ static int start_job(const adf_cache_gen_t *g, apr_pool_t *parent)
             j->todo[j->ntodo++] = c;
         }
     }
+    ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s,
+                 "cache worker: %s, %d coding(s) to write (queued: 0x%x)",
+                 j->item.path, j->ntodo, (unsigned)j->item.codings);
     if (!j->ntodo) {
         end_job(g);
     }
@@ -636,6 +690,9 @@ static int commit(const adf_cache_gen_t *g, adf_coding_e c)
     adf_cache_index_add(&w.index[i], j->item.hash, c, (apr_off_t)bytes,
                         apr_time_now());
     apr_atomic_inc64(&counts(g, i)->written);
+    ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s,
+                 "cache worker: wrote %s (%s, %" APR_UINT64_T_FMT " bytes)",
+                 j->final, adf_coding_name(c), bytes);
     trim(g, i, j->item.hash);
     return 1;
 }
@@ -738,9 +795,8 @@ static apr_status_t forget_state(void *data)
     for (i = 0; i < ADF_CACHE_DIRS; i++) {
         adf_cache_index_free(&w.index[i]);
     }
-    while (w.ndoomed) {
-        free(w.doomed[--w.ndoomed].path);
-    }
+    /* Evicted files go now: the next worker would count them again. */
+    delete_doomed(APR_INT64_MAX);
     free(w.doomed);
     memset(&w, 0, sizeof(w));
     return APR_SUCCESS;
@@ -755,6 +811,9 @@ static apr_status_t tick(int state, void *data, apr_pool_t *pool)
         /* Maybe from another thread while a slice runs: the slice ends
          * the job when it sees this. */
         w.stopping = 1;
+        ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s,
+                     "cache worker: stopping%s", w.job.active
+                     ? " with a job under way" : "");
         return APR_SUCCESS;
     }
     if (state != AP_WATCHDOG_STATE_RUNNING) {
@@ -769,8 +828,10 @@ static apr_status_t tick(int state, void *data, apr_pool_t *pool)
     }
     apr_atomic_set32(&g->sh->worker_pid, (apr_uint32_t)getpid());
     if (!w.scanned) {
-        /* A worker killed mid-file left its key marked as in progress. */
-        apr_atomic_set64(&g->sh->busy, 0);
+        ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s,
+                     "cache worker: this child (pid %ld) takes over",
+                     (long)getpid());
+        recover(g);
         for (i = 0; i < g->n; i++) {
             scan(g, i);
         }
