@@ -1,4 +1,4 @@
 #!/bin/sh
 # CI suite: the Apache::Test suite with httpd as one process (-X) under
 # valgrind (signal.t left out: it needs children).
-ADF_VALGRIND=1 ADF_MPM=event exec "$(dirname "$0")/../../scripts/run-httpd-tests"
+ADF_VALGRIND=1 ADF_MPM=event ADF_LOGS=valgrind exec "$(dirname "$0")/../../scripts/run-httpd-tests"
