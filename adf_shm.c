@@ -2,8 +2,9 @@
  *
  * Sampling: every child runs a mod_watchdog thread that ticks once per
  * interval; whichever process finds the last sample an interval old takes
- * the sampler mutex (trylock: nobody ever waits) and samples, so the
- * signal stays fresh while any child lives, whatever the MPM retires.
+ * the sampling lease (a compare-and-swap: nobody ever waits) and samples,
+ * so the signal stays fresh while any child lives, whatever the MPM
+ * retires.
  * The request path does the same when a sample is due, which also covers
  * a server without mod_watchdog.  Only the current configuration
  * generation samples (children finishing requests after a graceful
@@ -22,20 +23,17 @@
 #include "adf_unixd.h"
 
 #include <apr_atomic.h>
-#include <apr_global_mutex.h>
 #include <apr_strings.h>
 #include <ap_mpm.h>
 #include <http_core.h>
 #include <mod_watchdog.h>
 #include <scoreboard.h>
-#include <util_mutex.h>
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define ADF_WATCHDOG_NAME "_adaptive_deflate_"
-#define ADF_MUTEX_TYPE "adaptive-deflate-sampler"
 #define ADF_RETAINED_KEY "mod_adaptive_deflate:shm"
 #define SCALE 10000.0
 
@@ -53,12 +51,13 @@ typedef struct {
     volatile apr_uint32_t limited;
     volatile apr_uint64_t sampled;      /* time of the last good sample */
     volatile apr_uint64_t attempted;    /* time of the last attempt */
+    volatile apr_uint64_t lease;        /* who samples: see lease_take() */
     volatile apr_uint32_t generation;   /* the configuration that samples */
     volatile apr_uint32_t sampler_pid;
     volatile apr_uint32_t stale_logged;
     apr_uint32_t lost;                  /* the source failed (logged) */
     char lost_why[160];
-    /* Written under the sampler mutex only. */
+    /* Written by the lease's holder only. */
     adf_control_t control;
     adf_model_t model;                  /* read lock-free by responses */
     adf_delta_t delta;
@@ -94,7 +93,6 @@ typedef struct {
     adf_sampler_t *sampler;
     adf_control_conf_t conf;
     apr_interval_time_t interval;
-    apr_global_mutex_t *mutex;
     apr_uint32_t generation;
 } adf_monitor_t;
 
@@ -248,7 +246,7 @@ static void note_signal(int lost, const char *why)
     shared->lost = lost;
 }
 
-/* One sample, under the mutex. */
+/* One sample, by the lease's holder. */
 static void sample(apr_time_t now)
 {
     adf_control_t *c = &shared->control;
@@ -301,6 +299,33 @@ static void sample(apr_time_t now)
  * controller starts from a cheap budget, not from what the load allows. */
 #define ADF_FAST_SAMPLES 6
 
+/* The sampling lease: (when taken, in ms) << 32 | the holder's pid, or 0.
+ * A compare-and-swap in the segment, not a process-shared mutex: a holder
+ * that dies mid-sample (a killed child; under prefork, a child's exit()
+ * while its watchdog thread samples) leaves a lease that the others take
+ * over once it is LEASE_STALE old.  APR's pthread mutex, used before,
+ * counted such a holder out twice and, its count at 0, destroyed the mutex
+ * under the living children: sampling stopped for good (the prefork suite
+ * with a busy loop on its core, 2026-11-24). */
+#define LEASE_STALE 1000        /* ms; a sample takes microseconds */
+
+static apr_uint64_t lease_take(apr_time_t now)
+{
+    apr_uint32_t ms = (apr_uint32_t)apr_time_as_msec(now);
+    apr_uint64_t was = apr_atomic_read64(&shared->lease);
+    apr_uint64_t mine = (apr_uint64_t)ms << 32 | (apr_uint32_t)getpid();
+
+    if (was && ms - (apr_uint32_t)(was >> 32) < LEASE_STALE) {
+        return 0;
+    }
+    return apr_atomic_cas64(&shared->lease, mine, was) == was ? mine : 0;
+}
+
+static void lease_give(apr_uint64_t mine)
+{
+    apr_atomic_cas64(&shared->lease, 0, mine);     /* unless taken over */
+}
+
 static void maybe_sample(apr_time_t now)
 {
     apr_interval_time_t iv = apr_atomic_read32(&shared->hist_next)
@@ -308,17 +333,17 @@ static void maybe_sample(apr_time_t now)
                                                 : monitor->interval;
     /* A watchdog tick may come a little early: 90 % of the interval. */
     apr_interval_time_t due = iv - iv / 10;
+    apr_uint64_t mine;
 
     if (now - (apr_time_t)apr_atomic_read64(&shared->attempted) < due
         || apr_atomic_read32(&shared->generation) != monitor->generation
-        || !monitor->mutex
-        || apr_global_mutex_trylock(monitor->mutex) != APR_SUCCESS) {
+        || !(mine = lease_take(now))) {
         return;
     }
     if (now - (apr_time_t)apr_atomic_read64(&shared->attempted) >= due) {
         sample(now);
     }
-    apr_global_mutex_unlock(monitor->mutex);
+    lease_give(mine);
 }
 
 void adf_shm_view(adf_load_view_t *v)
@@ -529,13 +554,6 @@ int adf_shm_watchdog_need(server_rec *s, const char *name, int parent,
     return !parent && !strcmp(name, ADF_WATCHDOG_NAME) ? OK : DECLINED;
 }
 
-int adf_shm_pre_config(apr_pool_t *pconf, apr_pool_t *plog,
-                       apr_pool_t *ptemp)
-{
-    return ap_mutex_register(pconf, ADF_MUTEX_TYPE, NULL, APR_LOCK_DEFAULT,
-                             0);
-}
-
 static apr_status_t forget_monitor(void *data)
 {
     monitor = NULL;
@@ -612,11 +630,6 @@ int adf_shm_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     m->generation = (apr_uint32_t)ap_state_query(AP_SQ_CONFIG_GEN);
     src = adf_conf_source(sc, &path);
     m->sampler = adf_sampler_create(pconf, src, path, "", &warning);
-    rv = ap_global_mutex_create(&m->mutex, NULL, ADF_MUTEX_TYPE, NULL, s,
-                                pconf, 0);
-    if (rv != APR_SUCCESS) {
-        return HTTP_INTERNAL_SERVER_ERROR;      /* logged by httpd */
-    }
     monitor = m;
     apr_pool_cleanup_register(pconf, NULL, forget_monitor,
                               apr_pool_cleanup_null);
@@ -674,16 +687,3 @@ int adf_shm_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     return OK;
 }
 
-void adf_shm_child_init(apr_pool_t *pchild, server_rec *s)
-{
-    if (monitor && monitor->mutex
-        && apr_global_mutex_child_init(&monitor->mutex,
-                                       apr_global_mutex_lockfile(
-                                           monitor->mutex),
-                                       pchild) != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, ADFLOGNO(00016)
-                     "cannot attach the sampler's mutex in this child: it "
-                     "reads the load but leaves sampling to the others");
-        monitor->mutex = NULL;
-    }
-}

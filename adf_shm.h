@@ -55,17 +55,10 @@ typedef struct {
     adf_sample_t history[ADF_HISTORY];     /* oldest first */
 } adf_stats_t;
 
-/* pre_config: register the sampler's mutex (the Mutex directive names it
- * "adaptive-deflate-sampler"). */
-int adf_shm_pre_config(apr_pool_t *pconf, apr_pool_t *plog,
-                       apr_pool_t *ptemp);
-
 /* post_config: attach (or create) the segment, the sampler and its
  * watchdog callback. */
 int adf_shm_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                         apr_pool_t *ptemp, server_rec *s);
-
-void adf_shm_child_init(apr_pool_t *pchild, server_rec *s);
 
 /* The load state as a response sees it: a sample is taken first when one
  * is due, so its age is at most an interval while the source reads. */

@@ -29,7 +29,6 @@ static int adf_post_config(apr_pool_t *pconf, apr_pool_t *plog,
 
 static void adf_child_init(apr_pool_t *pchild, server_rec *s)
 {
-    adf_shm_child_init(pchild, s);
     adf_static_child_init(pchild, s);
     adf_cache_child_init(pchild, s);
 }
@@ -42,7 +41,6 @@ static int adf_log_transaction(request_rec *r)
 
 static void adf_register_hooks(apr_pool_t *p)
 {
-    ap_hook_pre_config(adf_shm_pre_config, NULL, NULL, APR_HOOK_MIDDLE);
     /* Before mod_watchdog's post_config (APR_HOOK_LAST) starts threads. */
     ap_hook_post_config(adf_post_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_check_config(adf_check_config, NULL, NULL, APR_HOOK_MIDDLE);
