@@ -62,14 +62,16 @@ sub req {
     return ($r, note_for(qr{^\S+ \Q$path?$tag\E }));
 }
 
-# Ask until the cache answers (each miss queues the file again).
+# Ask until the cache answers (each miss queues the file again).  Under
+# prefork the worker can be away for tens of seconds (ASan: 29 s seen)
+# while its singleton passes to another child.
 sub wait_hit {
     my ($path, $ae, $secs) = @_;
     my ($r, $n);
     wait_for(sub {
         ($r, $n) = req($path, $ae);
         ($n->{cache} // '') eq 'hit';
-    }, $secs || 20);
+    }, $secs || 60);
     return ($r, $n);
 }
 
