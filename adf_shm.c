@@ -304,9 +304,11 @@ static void sample(apr_time_t now)
  * that dies mid-sample (a killed child; under prefork, a child's exit()
  * while its watchdog thread samples) leaves a lease that the others take
  * over once it is LEASE_STALE old.  APR's pthread mutex, used before,
- * counted such a holder out twice and, its count at 0, destroyed the mutex
- * under the living children: sampling stopped for good (the prefork suite
- * with a busy loop on its core, 2026-11-24). */
+ * counts the processes using it and destroys it at 0; under prefork that
+ * count reached 0 under the living children (read from the shared page)
+ * and sampling stopped for good (the prefork suite with a busy loop on
+ * its core, 2026-11-24).  By APR's code, a holder that dies after its
+ * child pool's cleanup is counted out twice. */
 #define LEASE_STALE 1000        /* ms; a sample takes microseconds */
 
 static apr_uint64_t lease_take(apr_time_t now)
