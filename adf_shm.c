@@ -317,7 +317,8 @@ static apr_uint64_t lease_take(apr_time_t now)
     apr_uint64_t was = apr_atomic_read64(&shared->lease);
     apr_uint64_t mine = (apr_uint64_t)ms << 32 | (apr_uint32_t)getpid();
 
-    if (was && ms - (apr_uint32_t)(was >> 32) < LEASE_STALE) {
+    /* Signed: a lease taken after this thread read the clock is fresh. */
+    if (was && (apr_int32_t)(ms - (apr_uint32_t)(was >> 32)) < LEASE_STALE) {
         return 0;
     }
     return apr_atomic_cas64(&shared->lease, mine, was) == was ? mine : 0;
