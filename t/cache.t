@@ -71,8 +71,22 @@ sub wait_hit {
     wait_for(sub {
         ($r, $n) = req($path, $ae);
         ($n->{cache} // '') eq 'hit';
-    }, $secs || 60);
+    }, $secs || 60)
+        or print "# no hit: ", (eval { worker_state() } // "($@)"), "\n";
     return ($r, $n);
+}
+
+# Where the worker is, for a failure's log: its last pid, and that
+# process's state and threads' wait channels (or that it is gone).
+sub worker_state {
+    my $c = status()->{cache};
+    my $pid = $c->{worker_pid} || 0;
+    my $st = -e "/proc/$pid/stat" ? (split ' ', slurp("/proc/$pid/stat"))[2]
+                                  : 'gone';
+    my @wchan = map { my $w = "$_/wchan"; -e $w ? slurp($w) : '?' }
+                glob("/proc/$pid/task/*");
+    return "queue $c->{queue}, working $c->{working}, worker pid $pid: "
+           . "$st, threads @wchan";
 }
 
 sub cache_files {
