@@ -304,11 +304,10 @@ static void sample(apr_time_t now)
  * that dies mid-sample (a killed child; under prefork, a child's exit()
  * while its watchdog thread samples) leaves a lease that the others take
  * over once it is LEASE_STALE old.  APR's pthread mutex, used before,
- * counts the processes using it and destroys it at 0; under prefork that
- * count reached 0 under the living children (read from the shared page)
- * and sampling stopped for good (the prefork suite with a busy loop on
- * its core, 2026-11-24).  By APR's code, a holder that dies after its
- * child pool's cleanup is counted out twice. */
+ * counts the processes using it and destroys it at 0: under prefork a
+ * CGI's process killed before it runs its script runs the child's exit
+ * and counts the child out twice, and sampling stopped for good
+ * (docs/reliability.md; signal.t). */
 #define LEASE_STALE 1000        /* ms; a sample takes microseconds */
 
 static apr_uint64_t lease_take(apr_time_t now)

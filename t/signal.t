@@ -1,7 +1,8 @@
 # The load signal survives child churn (children retire every 40
-# connections here, and the one that samples is killed), goes stale
-# visibly and safely when its source cannot be read, and the controller
-# and counters survive a graceful restart but not a full one.
+# connections here, and the one that samples is killed) and CGIs killed
+# as they start, goes stale visibly and safely when its source cannot be
+# read, and the controller and counters survive a graceful restart but
+# not a full one.
 use strict;
 use warnings FATAL => 'all';
 use lib 't/lib';
@@ -13,7 +14,7 @@ use LWP::UserAgent ();
 use Time::HiRes qw(sleep time);
 use ADFTest;
 
-plan tests => 30;
+plan tests => 33;
 
 my $page = slurp(docroot() . '/index.html');
 
@@ -107,6 +108,32 @@ while (time < $end) {
 print "# oldest sample seen: $max_age ms (@ages)\n";
 ok t_cmp(($max_age <= 2 * $iv) ? 1 : 0, 1, 'the signal never got older than two intervals');
 ok t_cmp(($new_pid != $pid && $new_pid > 0) ? 1 : 0, 1, "another child samples ($new_pid)");
+
+# ---- CGIs killed as they start ------------------------------------------------
+# A chunked body over LimitRequestBody fails after mod_cgi has forked the
+# script's process; httpd kills it at once.  Under prefork that process,
+# not yet running the script, runs the child's exit on the SIGTERM (the
+# handler it inherited) and counts the child out of every APR pthread
+# mutex the child attached: the count reached 0 under living children and
+# the mutex was destroyed (stock httpd's accept mutex too: the suite's is
+# fcntl, docs/reliability.md).  The sampler used such a mutex and stopped
+# for good; its lease keeps no count.
+my $codes = refused_cgi_posts(30);
+ok t_cmp($codes, '413: 30', 'chunked bodies over LimitRequestBody: 413');
+my $samples = load_now()->{samples};
+($max_age, @ages) = (0);
+$end = time + 10 * $iv / 1000;
+while (time < $end) {
+    my $l = load_now();
+    push @ages, $l->{age_ms};
+    $max_age = $l->{age_ms} if $l->{age_ms} > $max_age;
+    sleep $iv / 4000;
+}
+print "# oldest sample after the killed CGIs: $max_age ms (@ages)\n";
+ok t_cmp(($max_age <= 2 * $iv) ? 1 : 0, 1,
+         'after 30 CGIs killed as they started, the signal stays fresh');
+my $taken = load_now()->{samples} - $samples;
+ok t_cmp(($taken >= 5) ? 1 : 0, 1, "and sampling goes on ($taken samples in 10 intervals)");
 
 # ---- the source cannot be read: lowest level, said once, then back ----------
 my $lost_before = () = slurp(serverroot() . '/logs/error_log') =~ /ADF00013/g;

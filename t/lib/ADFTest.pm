@@ -19,7 +19,7 @@ our @EXPORT = qw(docroot fetch head gunzip_ok unbrotli unzstd decode_body slurp
                  serverroot compress_to make_sibling mark_sibling load_file
                  idle page old_time code_body holds scratch_server
                  stop_scratch_server codings built if_built decode_as
-                 sibling_ext);
+                 sibling_ext refused_cgi_posts);
 
 # The codings the module under test has, as its build's configure decided
 # (scripts/run-httpd-tests passes them): the tests assert what this build
@@ -141,6 +141,36 @@ sub set_load {
     my $file = load_file();
     spew("$file.tmp", "$pct\n");
     rename "$file.tmp", $file or die "rename: $!";
+}
+
+# $n chunked POSTs over LimitRequestBody to a CGI (t/conf/extra.conf.in,
+# cgi/small): the body fails after mod_cgi forked the script's process,
+# and httpd kills that process as it starts.  The statuses answered, as
+# "413: 30".
+sub refused_cgi_posts {
+    my ($n) = @_;
+    my $small = docroot() . '/cgi/small';
+    unless (-e "$small/echo.cgi") {
+        mkdir $small;
+        spew("$small/echo.cgi", "#!/bin/sh\nprintf 'Content-Type: text/plain\\n\\n'\ncat\n");
+        chmod 0755, $small, "$small/echo.cgi";
+    }
+    my $body = 'a' x 3600;
+    my %codes;
+    for (1 .. $n) {
+        my $s = IO::Socket::INET->new(PeerAddr => Apache::Test::vars('servername'),
+                                      PeerPort => Apache::Test::vars('port'));
+        my $line = '';
+        if ($s) {
+            print $s "POST /cgi/small/echo.cgi HTTP/1.1\r\nHost: localhost\r\n"
+                     . "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                     . sprintf("%x\r\n%s\r\n0\r\n\r\n", length $body, $body);
+            $line = <$s> // '';
+            close $s;
+        }
+        $codes{$line =~ m{^HTTP/1\.1 (\d+)} ? $1 : 'none'}++;
+    }
+    return join ' ', map { "$_: $codes{$_}" } sort keys %codes;
 }
 
 # A light, fresh load signal (5 %): the controller at full effort.  The
