@@ -538,24 +538,32 @@ settle();
 ok t_cmp(join(' ', sort map { /(\.\w+)$/ } @mine), '.br .gz',
          'AdaptiveDeflateEncodings br gzip: no zstd entry');
 
-# ---- the worker killed while it writes ----------------------------------------------
-# One process under valgrind (-X): killing or restarting it ends the run.
-unless ($one) {
-    # Nearly busy (the idle mark is half the CPU target: 25 %): the worker
-    # takes 2 % of a CPU, and a large file is long in the writing.
-    my $big = substr($text, 0, 400000);
-    mkpage('big.html', $big);
+# A large page asked for while the machine is nearly busy (the idle mark
+# is half the CPU target: 25 %): the worker takes 2 % of a CPU, and the
+# file is long in the writing.  The response, and the temporary file the
+# worker writes (undef if none appeared).
+sub writing {
+    my ($name, $data) = @_;
+    mkpage($name, $data);
     set_load(24);
     wait_for(sub { my $l = status()->{load}; $l->{raw} == 24 && !$l->{stale} }, 5);
-    ($r, $n) = req('/cache/big.html', 'br');
-    ok t_cmp(decode_body($r), $big, 'big: on the fly');
-    my ($temp, $pid);
+    my ($r) = req("/cache/$name", 'br');
+    my $temp;
     wait_for(sub {
         ($temp) = grep { /\.tmp\.\d+$/ } cache_files();
         defined $temp;
     }, 30);
+    return ($r, $temp);
+}
+
+# ---- the worker killed while it writes ----------------------------------------------
+# One process under valgrind (-X): killing or restarting it ends the run.
+unless ($one) {
+    my $big = substr($text, 0, 400000);
+    my ($first, $temp) = writing('big.html', $big);
+    ok t_cmp(decode_body($first), $big, 'big: on the fly');
     ok t_cmp(defined $temp ? 1 : 0, 1, 'the worker is writing ' . ($temp // '-'));
-    ($pid) = ($temp // '') =~ /\.tmp\.(\d+)$/;
+    my ($pid) = ($temp // '') =~ /\.tmp\.(\d+)$/;
     ok t_cmp($pid && kill('KILL', $pid) ? 1 : 0, 1, "killed it (pid " . ($pid // '-') . ")");
     ok t_cmp(wait_for(sub { !kill(0, $pid) }, 10), 1, 'gone');
     (my $final = $temp // '') =~ s/\.tmp\.\d+$//;
@@ -590,17 +598,8 @@ unless ($one) {
 # 30 of them over 3 to 4 children: some land in the worker's (13 in a
 # run).  (mod_cgid forks elsewhere.)
 unless ($one) {
-    my $big = substr($text, 100000, 400000);
-    mkpage('big2.html', $big);
-    set_load(24);
-    wait_for(sub { my $l = status()->{load}; $l->{raw} == 24 && !$l->{stale} }, 5);
     my $failed = log_count(qr/ADF00022/);
-    ($r, $n) = req('/cache/big2.html', 'br');
-    my $temp;
-    wait_for(sub {
-        ($temp) = grep { /\.tmp\.\d+$/ } cache_files();
-        defined $temp;
-    }, 30);
+    my (undef, $temp) = writing('big2.html', substr($text, 100000, 400000));
     ok t_cmp(defined $temp ? 1 : 0, 1, 'the worker is writing ' . ($temp // '-'));
     ok t_cmp(refused_cgi_posts(30), '413: 30', 'meanwhile 30 CGIs killed as they start');
     (my $final = $temp // '') =~ s/\.tmp\.\d+$//;
