@@ -29,6 +29,8 @@
 #include <mod_watchdog.h>
 #include <scoreboard.h>
 
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -309,15 +311,27 @@ static void sample(apr_time_t now)
  * and counts the child out twice, and sampling stopped for good
  * (docs/reliability.md; signal.t). */
 #define LEASE_STALE 1000        /* ms; a sample takes microseconds */
+/* A holder still alive past LEASE_STALE is stuck in the source (a FIFO, a
+ * hung network mount): taking over would send thread after thread, the
+ * request path's too, into the same read.  Its lease is taken over only
+ * after this long, in case its pid now names another process. */
+#define LEASE_HELD_MAX 60000    /* ms */
+
+static int alive(pid_t pid)
+{
+    return kill(pid, 0) == 0 || errno == EPERM;
+}
 
 static apr_uint64_t lease_take(apr_time_t now)
 {
     apr_uint32_t ms = (apr_uint32_t)apr_time_as_msec(now);
     apr_uint64_t was = apr_atomic_read64(&shared->lease);
     apr_uint64_t mine = (apr_uint64_t)ms << 32 | (apr_uint32_t)getpid();
-
     /* Signed: a lease taken after this thread read the clock is fresh. */
-    if (was && (apr_int32_t)(ms - (apr_uint32_t)(was >> 32)) < LEASE_STALE) {
+    apr_int32_t age = (apr_int32_t)(ms - (apr_uint32_t)(was >> 32));
+
+    if (was && (age < LEASE_STALE
+                || (age < LEASE_HELD_MAX && alive((pid_t)(apr_uint32_t)was)))) {
         return 0;
     }
     return apr_atomic_cas64(&shared->lease, mine, was) == was ? mine : 0;

@@ -8,13 +8,15 @@ use warnings FATAL => 'all';
 use lib 't/lib';
 use Apache::Test;
 use Apache::TestUtil;
+use Fcntl qw(O_WRONLY O_NONBLOCK);
 use File::Temp qw(tempdir);
+use POSIX ();
 use JSON::PP ();
 use LWP::UserAgent ();
 use Time::HiRes qw(sleep time);
 use ADFTest;
 
-plan tests => 33;
+plan tests => 35;
 
 my $page = slurp(docroot() . '/index.html');
 
@@ -159,6 +161,34 @@ ok t_cmp(fetch('/server-status?auto')->content, qr/^AdaptiveDeflateStale: 0$/m,
 ok t_cmp(slurp(serverroot() . '/logs/error_log'),
          qr/ADF00015: load signal back/, 'back, logged');
 ok !defined stats()->{load}{signal_error};
+
+# ---- a source that blocks: one thread waits on it, responses do not -----------
+# A FIFO in the source's place: the thread that samples waits in open()
+# until a writer comes.  The others must not follow it one by one (taking
+# its lease over a second later), the request path's threads among them:
+# responses go on, at the fail-safe level.
+my $lf = load_file();
+POSIX::mkfifo("$lf.fifo", 0644) or die "mkfifo: $!";
+rename "$lf.fifo", $lf or die "rename: $!";
+sleep 2.5 + 3 * $iv / 1000;
+my $quick = LWP::UserAgent->new(timeout => 3);
+my ($served, $waited) = (0, 0);
+for my $i (1 .. 10) {
+    my $t0 = time;
+    my $r = $quick->get("$base/index.html?fifo=$i", 'Accept-Encoding' => 'gzip');
+    $served++ if $r->is_success && (decode_body($r) // '') eq $page;
+    $waited++ if time - $t0 > 1;
+}
+ok t_cmp("$served served, $waited waited", '10 served, 0 waited',
+         'a source that blocks: responses go on, none waits on it');
+# The waiting thread's open() returns once a writer opens the FIFO.
+if (sysopen my $w, $lf, O_WRONLY | O_NONBLOCK) {
+    syswrite $w, "5\n";
+    close $w;
+}
+set_load(5);
+ok t_cmp((wait_for(sub { !stats()->{load}{stale} }, 10)) ? 1 : 0, 1,
+         'and a readable source again: fresh');
 
 # ---- graceful restart keeps the state, a full restart clears it -----------------
 set_load(97);
