@@ -395,6 +395,7 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
     }
     adf_shm_view(load);
     in.model = load->model;
+    in.model_gen = load->model_gen;
     /* A 304 only names the representation: the load does not matter. */
     in.budget = not_modified ? 1e9 : load->budget;
     in.limited = not_modified ? 0 : load->limited;

@@ -41,6 +41,8 @@ typedef struct {
     apr_off_t length;           /* body length, -1 when unknown */
     const adf_accept_t *accept;
     const adf_model_t *model;   /* what each rung costs and gives */
+    apr_uint64_t model_gen;     /* changes whenever *model does; 0: unknown
+                                 * (each frontier is computed afresh) */
     double budget;              /* controller: CPU ns per byte */
     int whole;                  /* the whole body is at hand (its class) */
     int limited;                /* controller: above the CPU limit */

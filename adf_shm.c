@@ -57,6 +57,7 @@ typedef struct {
     volatile apr_uint32_t generation;   /* the configuration that samples */
     volatile apr_uint32_t sampler_pid;
     volatile apr_uint32_t stale_logged;
+    volatile apr_uint64_t model_gen;    /* one more after each update */
     apr_uint32_t lost;                  /* the source failed (logged) */
     char lost_why[160];
     /* Written by the lease's holder only. */
@@ -273,6 +274,9 @@ static void sample(apr_time_t now)
     if (obs) {
         observe(obs, v, now);
         adf_control_update(c, &shared->model, &monitor->conf, obs);
+        /* after the model: a reader that sees the new number memoizes
+         * frontiers of the new model */
+        apr_atomic_inc64(&shared->model_gen);
         free(obs);
     }
     shared->last = now;
@@ -381,6 +385,8 @@ void adf_shm_view(adf_load_view_t *v)
     v->limited = (int)apr_atomic_read32(&shared->limited);
     v->effort = v->limited ? 0 : double_of(apr_atomic_read64(&shared->effort));
     v->model = &shared->model;
+    /* + 1: never 0, which says "do not memoize" */
+    v->model_gen = apr_atomic_read64(&shared->model_gen) + 1;
     v->top = shared->control.top;
     v->age = now - (apr_time_t)apr_atomic_read64(&shared->sampled);
     v->stale = v->age > 2 * monitor->interval;
@@ -635,6 +641,8 @@ int adf_shm_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     if (!(shared = attach(s, &m->conf))) {
         return OK;
     }
+    /* memoized frontiers belong to the configuration before */
+    apr_atomic_inc64(&shared->model_gen);
     if (m->conf.fixed) {
         /* no signal to wait for (also after a graceful restart from one) */
         shared->control.top = adf_control_top(&shared->model, &m->conf);

@@ -17,6 +17,7 @@ typedef struct {
     double top;         /* the dearest rung's cost: above, all at the top */
     double effort;      /* the budget for people: 0 .. 1 */
     const adf_model_t *model;
+    apr_uint64_t model_gen;     /* the model's generation: see adf_policy.h */
     int limited;
     int stale;          /* no fresh sample for two intervals: fail-safe */
     apr_interval_time_t age;    /* since the last good sample */

@@ -5,6 +5,7 @@
 #include <apr_fnmatch.h>
 #include <apr_general.h>
 #include <apr_tables.h>
+#include <math.h>
 #include <string.h>
 #include "../../adf_policy.h"
 #include "../../adf_parse.h"
@@ -228,6 +229,38 @@ START_TEST(mixing_spends_the_budget)
 }
 END_TEST
 
+/* Frontiers are memoized per thread by the model's generation: the
+ * same decisions as without, a new generation sees a changed model, and
+ * another level range is not taken for the memoized one. */
+START_TEST(frontier_memo)
+{
+    adf_decision_t a, b;
+    int k;
+
+    adf_accept_parse("gzip", &acc);
+    for (k = 0; k < 200; k++) {
+        in.budget = 0.01 * pow(1.05, k);        /* 0.01 to 170 ns/B */
+        in.dice = (k * 37 % 100) / 100.0;
+        in.model_gen = 0;
+        a = decide();
+        in.model_gen = 7;
+        b = decide();
+        ck_assert_int_eq(a.level, b.level);
+        ck_assert_int_eq(a.reason, b.reason);
+    }
+    in.budget = IDLE;
+    ck_assert_int_eq(decide().level, 9);
+    /* gzip 9 learned to cost more than any budget: the generation that
+     * says so leaves it out, the one before (memoized) did not know */
+    model.rung[ADF_GZIP][9][0].cost_dev = 1e12;
+    ck_assert_int_eq(decide().level, 9);
+    in.model_gen = 8;
+    ck_assert_int_eq(decide().level, 8);
+    conf.level_max[ADF_GZIP] = 4;
+    ck_assert_int_eq(decide().level, 4);
+}
+END_TEST
+
 START_TEST(size_caps)
 {
     caps[0].size = ADF_SIZE_UNKNOWN; caps[0].level = 6;
@@ -392,6 +425,7 @@ int main(void)
     tcase_add_test(tc, skips_in_order);
     tcase_add_test(tc, frontier_is_efficient);
     tcase_add_test(tc, mixing_spends_the_budget);
+    tcase_add_test(tc, frontier_memo);
     tcase_add_test(tc, size_caps);
     tcase_add_test(tc, coding_by_value);
     tcase_add_test(tc, caps_sorted);

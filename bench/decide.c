@@ -1,0 +1,67 @@
+/* One response's decision on the frontier, counted by bench/instructions
+ * under callgrind: a client accepting gzip, deflate and br, the default
+ * levels and preference, a whole 10 KB body.
+ *
+ *     bench/decide N GEN BUDGET
+ *
+ * runs N decisions with the model's generation GEN (0: unknown, each
+ * frontier built afresh; else memoized) at BUDGET ns per byte and prints
+ * a checksum of the decisions, the same for either GEN. */
+#include "config.h"
+#include "adf_policy.h"
+#include "adf_codec.h"
+
+#include <apr_general.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+    static const adf_coding_e prefs[] = { ADF_BR, ADF_ZSTD, ADF_GZIP };
+    adf_policy_conf_t conf;
+    adf_policy_in_t in;
+    adf_accept_t acc;
+    adf_model_t model;
+    adf_decision_t d;
+    long i, n, sum = 0;
+    int c;
+
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s N GEN BUDGET\n", argv[0]);
+        return 2;
+    }
+    n = atol(argv[1]);
+    apr_initialize();
+    memset(&conf, 0, sizeof(conf));
+    for (c = 0; c < ADF_NCODINGS; c++) {
+        const adf_coding_t *cd = adf_coding((adf_coding_e)c);
+
+        conf.level_min[c] = cd ? cd->default_min : 0;
+        conf.level_max[c] = cd ? cd->default_max : 0;
+    }
+    for (c = 0; c < 3; c++) {
+        if (adf_coding(prefs[c])) {
+            conf.prefs[conf.nprefs++] = prefs[c];
+        }
+    }
+    conf.min_length = 100;
+    conf.by_value = 1;
+    adf_model_init(&model);
+    adf_accept_parse("gzip, deflate, br", &acc);
+    memset(&in, 0, sizeof(in));
+    in.status_ok = in.type_ok = 1;
+    in.length = 10240;
+    in.whole = 1;
+    in.accept = &acc;
+    in.model = &model;
+    in.model_gen = (apr_uint64_t)atol(argv[2]);
+    in.budget = atof(argv[3]);
+    for (i = 0; i < n; i++) {
+        in.dice = (double)(i % 97) / 97;
+        adf_policy_decide(&conf, &in, &d);
+        sum += d.coding * 10000 + d.level * 100 + d.reason;
+    }
+    printf("%ld\n", sum);
+    return 0;
+}
