@@ -239,52 +239,56 @@ void adf_frontier_at(const adf_point_t *pts, int n, double budget, int *i,
                    : 0;
 }
 
-/* The ratio the budget buys on coding c's frontier (for choosing among
- * codings the client accepts equally). */
-/* The frontier of the model each thread saw last, per coding and class:
- * the model changes once an interval, and a response that may be
- * compressed asks for one to three of them (a coding the client accepts
- * as much as the negotiated one is compared; a slow client's second
- * look), each some 1,500 instructions to build (callgrind). */
-static __thread struct {
+/* The frontier of the model each thread saw last, per coding, body class
+ * and use (0: the coding's whole range, for the choice among codings; 1:
+ * the range a size cap may narrow, for the level): the model changes once
+ * an interval, and a response that may be compressed asks for one to
+ * three of them (a coding the client accepts as much as the negotiated
+ * one is compared; a slow client's second look), each some 1,500
+ * instructions to build (callgrind). */
+typedef struct {
     apr_uint64_t gen;               /* 0: empty */
     const adf_model_t *model;
     int lo, hi, n;
     adf_point_t pts[ADF_NLEVELS + 1];
-} memo_f[ADF_NCODINGS][ADF_NCLASSES];
+} frontier_memo_t;
 
-/* Coding c's frontier for levels lo..hi: *pts is the thread's copy, or
- * buf where the model's generation is unknown; valid until the next call
- * for the same coding. */
+static __thread frontier_memo_t memo_f[ADF_NCODINGS][ADF_NCLASSES][2];
+
+/* Coding c's frontier for levels lo..hi: *pts is the thread's copy for
+ * this use, or buf where the model's generation is unknown; valid until
+ * the next call for the same coding and use. */
 static int frontier(const adf_policy_in_t *in, adf_coding_e c, int lo,
-                    int hi, adf_point_t *buf, const adf_point_t **pts)
+                    int hi, int use, adf_point_t *buf,
+                    const adf_point_t **pts)
 {
-    int k = in->whole ? 1 : 0;
+    frontier_memo_t *m;
 
     if (!in->model_gen || c <= ADF_IDENTITY || c >= ADF_NCODINGS) {
         *pts = buf;
         return adf_frontier(in->model, c, in->whole, lo, hi, buf);
     }
-    *pts = memo_f[c][k].pts;
-    if (memo_f[c][k].gen != in->model_gen
-        || memo_f[c][k].model != in->model || memo_f[c][k].lo != lo
-        || memo_f[c][k].hi != hi) {
-        memo_f[c][k].n = adf_frontier(in->model, c, in->whole, lo, hi,
-                                      memo_f[c][k].pts);
-        memo_f[c][k].gen = in->model_gen;
-        memo_f[c][k].model = in->model;
-        memo_f[c][k].lo = lo;
-        memo_f[c][k].hi = hi;
+    m = &memo_f[c][in->whole ? 1 : 0][use];
+    if (m->gen != in->model_gen || m->model != in->model || m->lo != lo
+        || m->hi != hi) {
+        m->n = adf_frontier(in->model, c, in->whole, lo, hi, m->pts);
+        m->gen = in->model_gen;
+        m->model = in->model;
+        m->lo = lo;
+        m->hi = hi;
     }
-    return memo_f[c][k].n;
+    *pts = m->pts;
+    return m->n;
 }
 
+/* The ratio the budget buys on coding c's frontier (for choosing among
+ * codings the client accepts equally). */
 static double ratio_at(const adf_policy_conf_t *conf,
                        const adf_policy_in_t *in, adf_coding_e c)
 {
     adf_point_t buf[ADF_NLEVELS + 1];
     const adf_point_t *pts;
-    int n = frontier(in, c, conf->level_min[c], conf->level_max[c], buf,
+    int n = frontier(in, c, conf->level_min[c], conf->level_max[c], 0, buf,
                      &pts), i;
     double p;
 
@@ -424,7 +428,7 @@ void adf_policy_decide(const adf_policy_conf_t *conf,
         capped = top < hi;
         hi = top < lo ? lo : top < hi ? top : hi;
     }
-    n = frontier(in, c, lo, hi, buf, &pts);
+    n = frontier(in, c, lo, hi, 1, buf, &pts);
     adf_frontier_at(pts, n, in->budget, &i, &p);
     if (p > 0 && in->dice < p) {
         i++;

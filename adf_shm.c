@@ -641,7 +641,8 @@ int adf_shm_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     if (!(shared = attach(s, &m->conf))) {
         return OK;
     }
-    /* memoized frontiers belong to the configuration before */
+    /* Defensive: no process keeps a memo into a new configuration
+     * (children are forked anew), but nothing memoized may outlive it. */
     apr_atomic_inc64(&shared->model_gen);
     if (m->conf.fixed) {
         /* no signal to wait for (also after a graceful restart from one) */

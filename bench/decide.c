@@ -1,15 +1,18 @@
 /* One response's decision on the frontier, counted by bench/instructions
- * under callgrind: a client accepting gzip, deflate and br, the default
- * levels and preference, a whole 10 KB body.
+ * under callgrind: a client accepting gzip and br, the default levels,
+ * preference and size caps.
  *
- *     bench/decide N GEN BUDGET
+ *     bench/decide N GEN BUDGET LENGTH
  *
  * runs N decisions with the model's generation GEN (0: unknown, each
- * frontier built afresh; else memoized) at BUDGET ns per byte and prints
- * a checksum of the decisions, the same for either GEN. */
+ * frontier built afresh; else memoized) at BUDGET ns per byte for a body
+ * of LENGTH bytes, whole (-1: unknown, streamed, where a size cap
+ * narrows the levels) and prints a checksum of the decisions, the same
+ * for either GEN. */
 #include "config.h"
 #include "adf_policy.h"
 #include "adf_codec.h"
+#include "adf_parse.h"
 
 #include <apr_general.h>
 #include <stdio.h>
@@ -19,6 +22,11 @@
 int main(int argc, char **argv)
 {
     static const adf_coding_e prefs[] = { ADF_BR, ADF_ZSTD, ADF_GZIP };
+    /* adf_config.c's defaults */
+    static const adf_size_cap_t caps[] = {
+        { ADF_SIZE_UNKNOWN, 6 }, { 256 * 1024, 9 }, { 2 * 1024 * 1024, 6 },
+        { ADF_SIZE_ANY, 4 }
+    };
     adf_policy_conf_t conf;
     adf_policy_in_t in;
     adf_accept_t acc;
@@ -27,8 +35,8 @@ int main(int argc, char **argv)
     long i, n, sum = 0;
     int c;
 
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s N GEN BUDGET\n", argv[0]);
+    if (argc != 5) {
+        fprintf(stderr, "usage: %s N GEN BUDGET LENGTH\n", argv[0]);
         return 2;
     }
     n = atol(argv[1]);
@@ -46,13 +54,15 @@ int main(int argc, char **argv)
         }
     }
     conf.min_length = 100;
+    conf.caps = caps;
+    conf.ncaps = 4;
     conf.by_value = 1;
     adf_model_init(&model);
     adf_accept_parse("gzip, deflate, br", &acc);
     memset(&in, 0, sizeof(in));
     in.status_ok = in.type_ok = 1;
-    in.length = 10240;
-    in.whole = 1;
+    in.length = atol(argv[4]);
+    in.whole = in.length >= 0;
     in.accept = &acc;
     in.model = &model;
     in.model_gen = (apr_uint64_t)atol(argv[2]);

@@ -248,6 +248,31 @@ START_TEST(frontier_memo)
         ck_assert_int_eq(a.level, b.level);
         ck_assert_int_eq(a.reason, b.reason);
     }
+    /* whole and streamed bodies, capped and not, in turn: each its own */
+    caps[0].size = ADF_SIZE_UNKNOWN;
+    caps[0].level = 6;
+    caps[1].size = ADF_SIZE_ANY;
+    caps[1].level = 9;
+    conf.caps = caps;
+    conf.ncaps = 2;
+    adf_accept_parse("gzip, br", &acc);
+    for (k = 0; k < 200; k++) {
+        in.budget = 0.01 * pow(1.05, k);
+        in.dice = (k * 53 % 100) / 100.0;
+        in.whole = k % 2;
+        in.length = k % 3 ? 5000 : -1;
+        in.model_gen = 0;
+        a = decide();
+        in.model_gen = 7;
+        b = decide();
+        ck_assert_int_eq(a.coding, b.coding);
+        ck_assert_int_eq(a.level, b.level);
+        ck_assert_int_eq(a.reason, b.reason);
+    }
+    conf.ncaps = 0;
+    in.whole = 0;
+    in.length = 5000;
+    adf_accept_parse("gzip", &acc);
     in.budget = IDLE;
     ck_assert_int_eq(decide().level, 9);
     /* gzip 9 learned to cost more than any budget: the generation that
