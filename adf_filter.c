@@ -345,8 +345,9 @@ static int whole_body(request_rec *r, apr_bucket_brigade *bb, apr_off_t len)
  * dearest compression costs?  1 or 0; -1 where it was not asked: under
  * the limit or without a signal, on most responses while the budget is
  * at the top (where the answer changes no decision, a sample keeps the
- * controller's share of slow clients current: one getsockopt each), and
- * of a client TCP knows nothing about yet. */
+ * controller's share of slow clients current), and of a client TCP
+ * knows nothing about yet.  adf_client_rate may answer from the
+ * connection's last asks. */
 static int slow_client(request_rec *r, const adf_load_view_t *load)
 {
     apr_uint64_t rate;
