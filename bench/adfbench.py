@@ -259,7 +259,10 @@ adf-N (this module at fixed gzip level N), adfbr-N (fixed brotli quality N),
 adfzstd-N (fixed zstd level N), adfoff (this module loaded, AdaptiveDeflate
 Off), vary ("off" with mod_headers adding Vary: Accept-Encoding: the header
 this module adds, without the module),
-nginx-N (nginx gzip level N), siblings, rewrite, nginx-static, plain;
+adfgoal (this module over its goal, under the limit: a load file reading
+70 against a target of 10 %, so that nearly every response is decided on
+the frontier and left out, "load"), nginx-N (nginx gzip level N),
+siblings, rewrite, nginx-static, plain;
 any of them NAME@LABEL: with the module build in $ADF_MODULE_LABEL"""
 
 
@@ -301,6 +304,12 @@ def make_setup(name, work, status=False):
                      adf=True)
     if name == "adaptive":
         return Setup(name, "httpd", "AdaptiveDeflate On\n" + st, adf=True)
+    if name == "adfgoal":
+        goal_load = os.path.join(work, "goal-load")
+        with open(goal_load, "w") as f:
+            f.write("70\n")
+        return Setup(name, "httpd", "AdaptiveDeflate On\nAdaptiveDeflateCPUTarget 10\n"
+                     "AdaptiveDeflateLoadSource file:%s\n" % goal_load + st, adf=True)
     if name == "adfoff":
         return Setup(name, "httpd", "AdaptiveDeflate Off\n" + st, adf=True)
     if name == "vary":
