@@ -229,24 +229,33 @@ START_TEST(mixing_spends_the_budget)
 }
 END_TEST
 
+/* Decision k of a sweep of budgets, without the memo and with it: the
+ * same. */
+static void same_memoized(int k)
+{
+    adf_decision_t a, b;
+
+    in.budget = 0.01 * pow(1.05, k);        /* 0.01 to 170 ns/B */
+    in.dice = (k * 37 % 100) / 100.0;
+    in.model_gen = 0;
+    a = decide();
+    in.model_gen = 7;
+    b = decide();
+    ck_assert_int_eq(a.coding, b.coding);
+    ck_assert_int_eq(a.level, b.level);
+    ck_assert_int_eq(a.reason, b.reason);
+}
+
 /* Frontiers are memoized per thread by the model's generation: the
  * same decisions as without, a new generation sees a changed model, and
  * another level range is not taken for the memoized one. */
 START_TEST(frontier_memo)
 {
-    adf_decision_t a, b;
     int k;
 
     adf_accept_parse("gzip", &acc);
     for (k = 0; k < 200; k++) {
-        in.budget = 0.01 * pow(1.05, k);        /* 0.01 to 170 ns/B */
-        in.dice = (k * 37 % 100) / 100.0;
-        in.model_gen = 0;
-        a = decide();
-        in.model_gen = 7;
-        b = decide();
-        ck_assert_int_eq(a.level, b.level);
-        ck_assert_int_eq(a.reason, b.reason);
+        same_memoized(k);
     }
     /* whole and streamed bodies, capped and not, in turn: each its own */
     caps[0].size = ADF_SIZE_UNKNOWN;
@@ -257,17 +266,9 @@ START_TEST(frontier_memo)
     conf.ncaps = 2;
     adf_accept_parse("gzip, br", &acc);
     for (k = 0; k < 200; k++) {
-        in.budget = 0.01 * pow(1.05, k);
-        in.dice = (k * 53 % 100) / 100.0;
         in.whole = k % 2;
         in.length = k % 3 ? 5000 : -1;
-        in.model_gen = 0;
-        a = decide();
-        in.model_gen = 7;
-        b = decide();
-        ck_assert_int_eq(a.coding, b.coding);
-        ck_assert_int_eq(a.level, b.level);
-        ck_assert_int_eq(a.reason, b.reason);
+        same_memoized(k);
     }
     conf.ncaps = 0;
     in.whole = 0;
