@@ -25,16 +25,6 @@ static const char *const default_types[] = {
     NULL
 };
 
-static const adf_size_cap_t default_caps[] = {
-    { ADF_SIZE_UNKNOWN, 6 },
-    { 256 * 1024, 9 },
-    { 2 * 1024 * 1024, 6 },
-    { ADF_SIZE_ANY, 4 },
-};
-
-/* Server preference on q-value ties, before the operator says. */
-static const adf_coding_e preference[] = { ADF_BR, ADF_ZSTD, ADF_GZIP };
-
 static adf_types_t *default_types_set;
 /* The policy settings where no directive says otherwise: from the
  * registry, once (adf_config_init), not per response. */
@@ -42,20 +32,6 @@ static adf_policy_conf_t default_policy;
 /* Set while the configuration is read; reset with the module's reload. */
 static int precompressed_used;
 static int top_level[ADF_NCODINGS];
-
-/* The preference list filtered by what this build has; from the
- * registry, which is there before any directive is read. */
-static int default_prefs(adf_coding_e *prefs)
-{
-    int i, n = 0;
-
-    for (i = 0; i < (int)(sizeof(preference) / sizeof(preference[0])); i++) {
-        if (adf_coding(preference[i])) {
-            prefs[n++] = preference[i];
-        }
-    }
-    return n;
-}
 
 /* ---- records and merges ------------------------------------------------- */
 
@@ -332,7 +308,7 @@ static const char *built_codings(apr_pool_t *p)
 {
     adf_coding_e prefs[ADF_MAX_PREFS];
     const char *list = "";
-    int i, n = default_prefs(prefs);
+    int i, n = adf_policy_default_prefs(prefs);
 
     for (i = 0; i < n; i++) {
         list = apr_pstrcat(p, list, i ? " " : "", adf_coding_name(prefs[i]),
@@ -645,24 +621,14 @@ static const char *set_cache(cmd_parms *cmd, void *cfg, const char *arg,
  * adf_conf_types never allocates per request. */
 void adf_config_init(apr_pool_t *p)
 {
-    adf_policy_conf_t *pc = &default_policy;
     int i;
 
     default_types_set = adf_types_make(p);
     for (i = 0; default_types[i]; i++) {
         adf_types_add(default_types_set, p, default_types[i]);
     }
-    for (i = 0; i < ADF_NCODINGS; i++) {
-        const adf_coding_t *d = adf_coding((adf_coding_e)i);
-
-        pc->level_min[i] = d ? d->default_min : 0;
-        pc->level_max[i] = d ? d->default_max : 0;
-    }
-    pc->min_length = ADF_DEFAULT_MIN_LENGTH;
-    pc->caps = default_caps;
-    pc->ncaps = sizeof(default_caps) / sizeof(default_caps[0]);
-    pc->nprefs = default_prefs(pc->prefs);
-    pc->by_value = 1;
+    adf_policy_defaults(&default_policy);
+    default_policy.min_length = ADF_DEFAULT_MIN_LENGTH;
 }
 
 /* Per-response switches may be set in .htaccess (FileInfo); what sets how

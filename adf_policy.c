@@ -126,6 +126,46 @@ int adf_types_match(const adf_types_t *t, const char *type)
     return match;
 }
 
+/* Size caps and server preference where no directive says otherwise. */
+static const adf_size_cap_t default_caps[] = {
+    { ADF_SIZE_UNKNOWN, 6 },
+    { 256 * 1024, 9 },
+    { 2 * 1024 * 1024, 6 },
+    { ADF_SIZE_ANY, 4 },
+};
+
+/* On q-value ties, before the operator says. */
+static const adf_coding_e preference[] = { ADF_BR, ADF_ZSTD, ADF_GZIP };
+
+int adf_policy_default_prefs(adf_coding_e *prefs)
+{
+    int i, n = 0;
+
+    for (i = 0; i < (int)(sizeof(preference) / sizeof(preference[0])); i++) {
+        if (adf_coding(preference[i])) {
+            prefs[n++] = preference[i];
+        }
+    }
+    return n;
+}
+
+void adf_policy_defaults(adf_policy_conf_t *pc)
+{
+    int i;
+
+    memset(pc, 0, sizeof(*pc));
+    for (i = 0; i < ADF_NCODINGS; i++) {
+        const adf_coding_t *d = adf_coding((adf_coding_e)i);
+
+        pc->level_min[i] = d ? d->default_min : 0;
+        pc->level_max[i] = d ? d->default_max : 0;
+    }
+    pc->caps = default_caps;
+    pc->ncaps = sizeof(default_caps) / sizeof(default_caps[0]);
+    pc->nprefs = adf_policy_default_prefs(pc->prefs);
+    pc->by_value = 1;
+}
+
 static int cap_rank(apr_off_t size)
 {
     return size == ADF_SIZE_UNKNOWN ? 0 : size == ADF_SIZE_ANY ? 2 : 1;

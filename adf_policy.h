@@ -86,6 +86,15 @@ typedef struct {
 void adf_policy_decide(const adf_policy_conf_t *conf,
                        const adf_policy_in_t *in, adf_decision_t *out);
 
+/* The settings where no directive says otherwise, from the codec registry
+ * (which is there before any directive is read): levels, size caps,
+ * preference, by value; min_length 0 (the configuration's to set). */
+void adf_policy_defaults(adf_policy_conf_t *pc);
+
+/* The default preference filtered by what this build has; returns how
+ * many (at most ADF_MAX_PREFS). */
+int adf_policy_default_prefs(adf_coding_e *prefs);
+
 /* A point of a coding's efficient frontier: a level (ADF_LEVEL_NONE: no
  * compression; brotli has a quality 0) with its cost (ns per byte) and
  * ratio. */

@@ -1,6 +1,6 @@
 /* One response's decision on the frontier, counted by bench/instructions
- * under callgrind: a client accepting gzip and br, the default levels,
- * preference and size caps.
+ * under callgrind: a client accepting gzip and br, the policy's defaults
+ * (levels, preference, size caps).
  *
  *     bench/decide N GEN BUDGET LENGTH
  *
@@ -11,8 +11,6 @@
  * for either GEN. */
 #include "config.h"
 #include "adf_policy.h"
-#include "adf_codec.h"
-#include "adf_parse.h"
 
 #include <apr_general.h>
 #include <stdio.h>
@@ -21,19 +19,12 @@
 
 int main(int argc, char **argv)
 {
-    static const adf_coding_e prefs[] = { ADF_BR, ADF_ZSTD, ADF_GZIP };
-    /* adf_config.c's defaults */
-    static const adf_size_cap_t caps[] = {
-        { ADF_SIZE_UNKNOWN, 6 }, { 256 * 1024, 9 }, { 2 * 1024 * 1024, 6 },
-        { ADF_SIZE_ANY, 4 }
-    };
     adf_policy_conf_t conf;
     adf_policy_in_t in;
     adf_accept_t acc;
     adf_model_t model;
     adf_decision_t d;
     long i, n, sum = 0;
-    int c;
 
     if (argc != 5) {
         fprintf(stderr, "usage: %s N GEN BUDGET LENGTH\n", argv[0]);
@@ -41,22 +32,8 @@ int main(int argc, char **argv)
     }
     n = atol(argv[1]);
     apr_initialize();
-    memset(&conf, 0, sizeof(conf));
-    for (c = 0; c < ADF_NCODINGS; c++) {
-        const adf_coding_t *cd = adf_coding((adf_coding_e)c);
-
-        conf.level_min[c] = cd ? cd->default_min : 0;
-        conf.level_max[c] = cd ? cd->default_max : 0;
-    }
-    for (c = 0; c < 3; c++) {
-        if (adf_coding(prefs[c])) {
-            conf.prefs[conf.nprefs++] = prefs[c];
-        }
-    }
+    adf_policy_defaults(&conf);
     conf.min_length = 100;
-    conf.caps = caps;
-    conf.ncaps = 4;
-    conf.by_value = 1;
     adf_model_init(&model);
     adf_accept_parse("gzip, deflate, br", &acc);
     memset(&in, 0, sizeof(in));
