@@ -366,6 +366,26 @@ static void maybe_sample(apr_time_t now)
     lease_give(mine);
 }
 
+/* Is the last sample older than two intervals, with nobody taking one
+ * now?  A lease younger than an interval is a sample under way (it takes
+ * microseconds): its sibling that skipped the lease must not call the
+ * signal stale in that instant, as a new generation's first children did
+ * after a restart that left a gap.  A holder stuck in its source is not
+ * "under way" for longer than an interval. */
+static int stale_at(apr_time_t now, apr_interval_time_t age)
+{
+    apr_uint64_t held;
+
+    if (age <= 2 * monitor->interval) {
+        return 0;
+    }
+    held = apr_atomic_read64(&shared->lease);
+    /* signed, as in lease_take: a lease taken after now was read is 0 old */
+    return !held || (apr_int32_t)((apr_uint32_t)apr_time_as_msec(now)
+                                  - (apr_uint32_t)(held >> 32))
+                    >= apr_time_as_msec(monitor->interval);
+}
+
 void adf_shm_view(adf_load_view_t *v)
 {
     apr_time_t now;
@@ -389,7 +409,7 @@ void adf_shm_view(adf_load_view_t *v)
     v->model_gen = apr_atomic_read64(&shared->model_gen) + 1;
     v->top = shared->control.top;
     v->age = now - (apr_time_t)apr_atomic_read64(&shared->sampled);
-    v->stale = v->age > 2 * monitor->interval;
+    v->stale = stale_at(now, v->age);
     if (v->stale) {
         v->limited = 0;
         if (!apr_atomic_cas32(&shared->stale_logged, 1, 0)) {
@@ -405,6 +425,7 @@ void adf_shm_view(adf_load_view_t *v)
 
 void adf_shm_idle_view(adf_idle_view_t *v)
 {
+    apr_time_t now;
     double raw, ema;
 
     if (!shared || !monitor) {
@@ -418,9 +439,9 @@ void adf_shm_idle_view(adf_idle_view_t *v)
     raw = unscaled(apr_atomic_read32(&shared->raw));
     ema = unscaled(apr_atomic_read32(&shared->ema));
     v->load = raw > ema ? raw : ema;
-    v->stale = apr_time_now()
-               - (apr_time_t)apr_atomic_read64(&shared->sampled)
-               > 2 * monitor->interval;
+    now = apr_time_now();
+    v->stale = stale_at(now, now - (apr_time_t)apr_atomic_read64(
+                                       &shared->sampled));
     v->idle_below = adf_control_idle_below(&monitor->conf);
     v->capacity = adf_sampler_capacity(monitor->sampler);
 }
