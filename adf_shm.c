@@ -58,7 +58,7 @@ typedef struct {
     volatile apr_uint32_t sampler_pid;
     volatile apr_uint32_t stale_logged;
     volatile apr_uint64_t model_gen;    /* one more after each update */
-    apr_uint32_t lost;                  /* the source failed (logged) */
+    volatile apr_uint32_t lost;         /* the source failed (logged) */
     char lost_why[160];
     /* Written by the lease's holder only. */
     adf_control_t control;
@@ -283,7 +283,8 @@ static void sample(apr_time_t now)
     publish(c);
     record(c, v, now);
     apr_atomic_set32(&shared->sampler_pid, (apr_uint32_t)getpid());
-    apr_atomic_set64(&shared->sampled, (apr_uint64_t)now);
+    /* when the reading ended: one that blocked (a FIFO) is not old */
+    apr_atomic_set64(&shared->sampled, (apr_uint64_t)apr_time_now());
     apr_atomic_set32(&shared->stale_logged, 0);
     if (c->limited != was_limited) {
         ap_log_error(APLOG_MARK, APLOG_INFO, 0, monitor->s, ADFLOGNO(00001)
@@ -366,24 +367,37 @@ static void maybe_sample(apr_time_t now)
     lease_give(mine);
 }
 
-/* Is the last sample older than two intervals, with nobody taking one
- * now?  A lease younger than an interval is a sample under way (it takes
- * microseconds): its sibling that skipped the lease must not call the
- * signal stale in that instant, as a new generation's first children did
- * after a restart that left a gap.  A holder stuck in its source is not
- * "under way" for longer than an interval. */
+/* A lease younger than this is a sample under way: reading a source
+ * takes microseconds, a thread descheduled on a busy core a few ms. */
+#define LEASE_BUSY 100          /* ms */
+
+/* Is the last sample (age old at now) older than two intervals, with
+ * nobody taking one?  After a graceful restart that left a gap, the new
+ * generation's first threads came in together: one took the lease and
+ * the others, finding the old sample, called the signal stale in the
+ * microseconds it took.  Not for a source that fails (lost): its retries
+ * hold young leases too, and its signal is stale. */
 static int stale_at(apr_time_t now, apr_interval_time_t age)
 {
     apr_uint64_t held;
+    apr_int32_t ms;
 
     if (age <= 2 * monitor->interval) {
         return 0;
     }
     held = apr_atomic_read64(&shared->lease);
-    /* signed, as in lease_take: a lease taken after now was read is 0 old */
-    return !held || (apr_int32_t)((apr_uint32_t)apr_time_as_msec(now)
-                                  - (apr_uint32_t)(held >> 32))
-                    >= apr_time_as_msec(monitor->interval);
+    if (held && !apr_atomic_read32(&shared->lost)) {
+        /* signed, as in lease_take: a lease taken after now is 0 old */
+        ms = (apr_int32_t)((apr_uint32_t)apr_time_as_msec(now)
+                           - (apr_uint32_t)(held >> 32));
+        if (ms < LEASE_BUSY && ms < apr_time_as_msec(monitor->interval)) {
+            return 0;
+        }
+    }
+    /* Again: the sampler writes sampled before it gives the lease back,
+     * so a lease found free may follow a fresh sample. */
+    return now - (apr_time_t)apr_atomic_read64(&shared->sampled)
+           > 2 * monitor->interval;
 }
 
 void adf_shm_view(adf_load_view_t *v)
@@ -409,6 +423,9 @@ void adf_shm_view(adf_load_view_t *v)
     v->model_gen = apr_atomic_read64(&shared->model_gen) + 1;
     v->top = shared->control.top;
     v->age = now - (apr_time_t)apr_atomic_read64(&shared->sampled);
+    if (v->age < 0) {
+        v->age = 0;     /* sampled here, after now was read */
+    }
     v->stale = stale_at(now, v->age);
     if (v->stale) {
         v->limited = 0;
@@ -425,7 +442,6 @@ void adf_shm_view(adf_load_view_t *v)
 
 void adf_shm_idle_view(adf_idle_view_t *v)
 {
-    apr_time_t now;
     double raw, ema;
 
     if (!shared || !monitor) {
@@ -439,9 +455,10 @@ void adf_shm_idle_view(adf_idle_view_t *v)
     raw = unscaled(apr_atomic_read32(&shared->raw));
     ema = unscaled(apr_atomic_read32(&shared->ema));
     v->load = raw > ema ? raw : ema;
-    now = apr_time_now();
-    v->stale = stale_at(now, now - (apr_time_t)apr_atomic_read64(
-                                       &shared->sampled));
+    /* the plain age: the cache worker acts on no sample under way */
+    v->stale = apr_time_now()
+               - (apr_time_t)apr_atomic_read64(&shared->sampled)
+               > 2 * monitor->interval;
     v->idle_below = adf_control_idle_below(&monitor->conf);
     v->capacity = adf_sampler_capacity(monitor->sampler);
 }
