@@ -22,6 +22,7 @@
 #define ADF_CONTROL_DOWN    0.8     /* ... per sample when falling */
 #define ADF_CONTROL_TRIP    2       /* samples >= OFF to trip the limit */
 #define ADF_CONTROL_STEP_MAX 2.0    /* the most B moves per sample below OFF */
+#define ADF_CONTROL_STEP_OFF 8.0    /* ... the most it falls on a sample >= OFF */
 #define ADF_BUDGET_MIN      0.01    /* ns/B: effectively nothing */
 /* A client whose path takes longer per byte than the dearest rung's CPU
  * ("slow": the link, not the CPU, holds its response back) gets this much
