@@ -263,12 +263,17 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
         next = clamp(next, c->budget / ADF_CONTROL_STEP_MAX,
                      c->budget * ADF_CONTROL_STEP_MAX);
     }
-    else if (next < c->budget / ADF_CONTROL_STEP_OFF) {
-        /* Over OFF once: a cut that yields at once, not all of it.  Behind
-         * a link the load swings with a steady budget (64-93 % at
-         * 100 Mbit x 10 KB) and one sample of 96.7 % took B from 2.4 to
-         * 0.03 ns/B, then six samples of doubling served nearly identity.
-         * A CPU that stays over OFF trips the limit at the next sample. */
+    else if (rest >= goal && next < c->budget / ADF_CONTROL_STEP_OFF) {
+        /* Over OFF once, with the rest of the load over the goal already:
+         * B* is the floor by the clamp, not a budget the model found, and
+         * behind a link that rest moves with B (compressing less serves
+         * fewer requests).  The load there swings with a steady budget
+         * (64-93 % at 100 Mbit x 10 KB), and one sample of 96.7 % took B
+         * from 2.4 to 0.03 ns/B, then six samples of doubling served
+         * nearly identity.  A cut that yields at once, then; a CPU that
+         * stays over OFF trips the limit at the next sample.  Where
+         * compression is what fills the CPU (a cold start under load),
+         * B* is a real target and is followed. */
         next = c->budget / ADF_CONTROL_STEP_OFF;
     }
     c->budget = next;
