@@ -305,6 +305,49 @@ START_TEST(spike_is_followed)
 }
 END_TEST
 
+/* One sample over OFF from a budget of 2.4 ns/B, slow clients, 25e6 or
+ * 2.5e9 bytes that could have been compressed, compression spending
+ * share of the core by the model; the budget after it. */
+static double one_sample_over_off(double share, double eligible)
+{
+    adf_obs_t *o = calloc(1, sizeof(*o));
+    double cost, ratio, after;
+
+    fresh();
+    ctl.budget = 2.4;
+    ctl.primed = 1;
+    ctl.ema = 80;
+    ctl.slow_share = 1;
+    o->load = 96.7;
+    o->seconds = 1;
+    o->capacity = 1;
+    o->eligible = o->eligible_asked = o->eligible_slow = eligible;
+    adf_model_rung(&model, CODING, 6, WHOLE, &cost, &ratio);
+    o->rung[CODING][6][WHOLE].bytes_in = share * 1e9 / cost;
+    adf_control_update(&ctl, &model, &conf, o);
+    after = ctl.budget;
+    free(o);
+    ck_assert(!ctl.limited);        /* one sample does not trip */
+    return after;
+}
+
+/* Behind a link the rest of the load (86.7 % here) may be over the goal
+ * already, and it moves with the budget: a sample over OFF cuts by 8 at
+ * most (it once took 2.4 to 0.03 ns/B at 100 Mbit x 10 KB, and six
+ * samples of doubling served nearly identity).  Where compression is
+ * what fills the core (60 %), the budget the model finds is followed. */
+START_TEST(over_off_cut_is_bounded_behind_a_link)
+{
+    double link = one_sample_over_off(0.1, 25e6);
+    double cpu = one_sample_over_off(0.6, 2.5e9);
+
+    printf("over OFF: 2.4 -> %.3g ns/B (the rest over the goal), "
+           "-> %.3g (compression fills the core)\n", link, cpu);
+    ck_assert_msg(link >= 2.4 / ADF_CONTROL_STEP_OFF * 0.999, "%.3g", link);
+    ck_assert_msg(cpu < 2.4 / ADF_CONTROL_STEP_OFF, "%.3g", cpu);
+}
+END_TEST
+
 /* Steady load with a noisy sample, at the higher goal of slow clients:
  * at most one change of rung pair per ten seconds on average, and the
  * safety net never trips. */
@@ -639,6 +682,7 @@ int main(void)
     tcase_add_test(tc, link_bound_matches_the_best_level);
     tcase_add_test(tc, both_bind_mixing_wins);
     tcase_add_test(tc, spike_is_followed);
+    tcase_add_test(tc, over_off_cut_is_bounded_behind_a_link);
     tcase_add_test(tc, steady_load_is_calm);
     tcase_add_test(tc, cold_start_is_cheap);
     tcase_add_test(tc, learns_a_slower_machine);
