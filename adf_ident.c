@@ -57,12 +57,31 @@ int adf_ident_same(const adf_ident_t *a, const adf_ident_t *b)
            && adf_ts_cmp(&a->ctime, &b->ctime) == 0;
 }
 
-int adf_mark_format(char *buf, const adf_ident_t *f)
+/* A filesystem that keeps whole seconds may round to 2 s (FAT). */
+#define COARSE_GRAIN 2
+
+int adf_ident_settled(const adf_ident_t *f, const adf_ts_t *now)
 {
-    return snprintf(buf, ADF_MARK_MAX, "2 ino=%" APR_UINT64_T_FMT " size=%"
+    adf_ts_t after = f->ctime;
+
+    if (!after.nsec) {
+        after.sec += COARSE_GRAIN;
+        return adf_ts_cmp(now, &after) >= 0;
+    }
+    return adf_ts_cmp(now, &after) > 0;
+}
+
+int adf_mark_format(char *buf, const adf_ident_t *f,
+                    const unsigned char *digest)
+{
+    char hex[ADF_DIGEST_HEX];
+
+    adf_digest_hex(hex, digest, ADF_DIGEST_LEN);
+    return snprintf(buf, ADF_MARK_MAX, "3 ino=%" APR_UINT64_T_FMT " size=%"
                     APR_INT64_T_FMT " mtime=%" APR_INT64_T_FMT ".%09ld ctime=%"
-                    APR_INT64_T_FMT ".%09ld", f->ino, f->size, f->mtime.sec,
-                    f->mtime.nsec, f->ctime.sec, f->ctime.nsec);
+                    APR_INT64_T_FMT ".%09ld sha256=%s", f->ino, f->size,
+                    f->mtime.sec, f->mtime.nsec, f->ctime.sec, f->ctime.nsec,
+                    hex);
 }
 
 /* "SEC.NSEC" with exactly nine digits after the point. */
@@ -84,28 +103,44 @@ static const char *scan_ts(const char *s, adf_ts_t *t)
     return e;
 }
 
-int adf_mark_parse(const char *v, apr_size_t len, adf_ident_t *m)
+#define DIGEST_FIELD " sha256="
+
+int adf_mark_parse(const char *v, apr_size_t len, adf_mark_t *m)
 {
     char buf[ADF_MARK_MAX];
     apr_uint64_t ino, size;
     const char *e;
+    int version;
 
     if (len >= sizeof(buf)) {
         return -1;
     }
     memcpy(buf, v, len);
     buf[len] = '\0';
-    if (strncmp(buf, "2 ino=", 6)
+    version = buf[0] == '3' ? 3 : buf[0] == '2' ? 2 : 0;
+    if (!version || strncmp(buf + 1, " ino=", 5)
         || !(e = adf_scan_u64(buf + 6, &ino)) || strncmp(e, " size=", 6)
         || !(e = adf_scan_u64(e + 6, &size)) || strncmp(e, " mtime=", 7)
-        || !(e = scan_ts(e + 7, &m->mtime)) || strncmp(e, " ctime=", 7)
-        || !(e = scan_ts(e + 7, &m->ctime)) || *e
+        || !(e = scan_ts(e + 7, &m->src.mtime)) || strncmp(e, " ctime=", 7)
+        || !(e = scan_ts(e + 7, &m->src.ctime))
         || size > (apr_uint64_t)APR_INT64_MAX) {
         return -1;
     }
-    m->dev = 0;
-    m->ino = ino;
-    m->size = (apr_int64_t)size;
+    m->has_digest = version == 3;
+    if (m->has_digest) {
+        if (strncmp(e, DIGEST_FIELD, sizeof(DIGEST_FIELD) - 1)
+            || strlen(e += sizeof(DIGEST_FIELD) - 1) != 2 * ADF_DIGEST_LEN
+            || adf_digest_parse_hex(e, m->digest)) {
+            return -1;
+        }
+        e += 2 * ADF_DIGEST_LEN;
+    }
+    if (*e) {
+        return -1;
+    }
+    m->src.dev = 0;
+    m->src.ino = ino;
+    m->src.size = (apr_int64_t)size;
     return 0;
 }
 
@@ -115,9 +150,10 @@ static adf_ts_t to_usec(adf_ts_t t)
     return t;
 }
 
-int adf_mark_matches(const adf_ident_t *f, const adf_ident_t *m,
+int adf_mark_matches(const adf_ident_t *f, const adf_mark_t *mark,
                      int usec_precision)
 {
+    const adf_ident_t *m = &mark->src;
     adf_ts_t mt = usec_precision ? to_usec(m->mtime) : m->mtime;
     adf_ts_t ct = usec_precision ? to_usec(m->ctime) : m->ctime;
 

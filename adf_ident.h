@@ -16,6 +16,8 @@
 #ifndef ADF_IDENT_H
 #define ADF_IDENT_H
 
+#include "adf_digest.h"
+
 #include <apr.h>
 #include <apr_file_info.h>
 
@@ -47,27 +49,52 @@ void adf_ident_of_stat(adf_ident_t *id, const struct stat *st);
 /* Is a the same version of the same file as b (all fields equal)? */
 int adf_ident_same(const adf_ident_t *a, const adf_ident_t *b);
 
+/* Is version f settled: has its filesystem's clock (now) moved far enough
+ * past f's last change that any later change shows in f's ctime?  Until
+ * then a second write within the same timestamp tick leaves f's identity
+ * as it was, and bytes read now may not be the bytes f holds later under
+ * the same identity.  Filesystems keep timestamps to nanoseconds (ext4
+ * with 256-byte inodes, xfs, btrfs, tmpfs), whole seconds (ext4 with
+ * 128-byte inodes, ext2/3) or 2 s (FAT): a ctime with a fraction proves
+ * the fine kind; a whole-second one is taken as the coarsest.  now: the
+ * kernel's coarse clock (what it stamps inodes with), or a probe file's
+ * ctime on f's filesystem. */
+int adf_ident_settled(const adf_ident_t *f, const adf_ts_t *now);
+
 /* The mark adaptive-precompress leaves on every sibling it writes: an
- * extended attribute holding the identity of the source it was made from,
- * "2 ino=N size=N mtime=SEC.NSEC ctime=SEC.NSEC".  It proves authorship
+ * extended attribute holding the identity of the source it was made from
+ * and the SHA-256 of the sibling's own bytes, "3 ino=N size=N
+ * mtime=SEC.NSEC ctime=SEC.NSEC sha256=HEX" (version 2, from earlier
+ * releases, has no digest).  The digest names the sibling's bytes in its
+ * ETag: two versions of F with one mtime whose siblings have one length
+ * get two tags, and so do two servers' copies only when their bytes
+ * differ.  It proves authorship
  * (the tool deletes only marked orphans), and where it is present the
  * sibling is fresh only while F is still that inode, size, mtime and
  * ctime: nothing done to the sibling since (a chmod, a hard link) can
  * make an old one look fresh, and a new F with an old mtime (normalised
  * build times) cannot pass for the old one. */
 #define ADF_MARK_XATTR "user.adaptive_deflate"
-#define ADF_MARK_MAX 128
+#define ADF_MARK_MAX 256
 
-/* Write f's mark into buf (ADF_MARK_MAX bytes); its length. */
-int adf_mark_format(char *buf, const adf_ident_t *f);
+typedef struct {
+    adf_ident_t src;            /* the source (dev is not recorded: 0) */
+    int has_digest;             /* version 3 */
+    unsigned char digest[ADF_DIGEST_LEN];   /* of the sibling's bytes */
+} adf_mark_t;
 
-/* Parse a mark of len bytes into m (dev is not recorded: 0); 0 on success,
- * -1 when it is not one. */
-int adf_mark_parse(const char *v, apr_size_t len, adf_ident_t *m);
+/* Write the mark of a sibling whose bytes have digest, made from f, into
+ * buf (ADF_MARK_MAX bytes); its length. */
+int adf_mark_format(char *buf, const adf_ident_t *f,
+                    const unsigned char *digest);
+
+/* Parse a mark of len bytes into m; 0 on success, -1 when it is not
+ * one. */
+int adf_mark_parse(const char *v, apr_size_t len, adf_mark_t *m);
 
 /* Does mark m name source f?  At the precision of f's times: with
  * microseconds (APR), the mark's are truncated to match. */
-int adf_mark_matches(const adf_ident_t *f, const adf_ident_t *m,
+int adf_mark_matches(const adf_ident_t *f, const adf_mark_t *m,
                      int usec_precision);
 
 #endif /* ADF_IDENT_H */

@@ -104,7 +104,7 @@ static mark_e mark_of(const char *path, const adf_ident_t *f)
 {
     char v[ADF_MARK_MAX];
     ssize_t n = getxattr(path, ADF_MARK_XATTR, v, sizeof(v));
-    adf_ident_t m;
+    adf_mark_t m;
 
     if (n < 0) {
         return MARK_NONE;   /* ENODATA, or no xattrs here (ENOTSUP) */

@@ -24,6 +24,7 @@
 #include "config.h"
 #include "adf_codec.h"
 #include "adf_decode.h"
+#include "adf_digest.h"
 #include "adf_ident.h"
 
 #include <apr_general.h>
@@ -361,16 +362,19 @@ typedef struct {
     apr_status_t rv;
     int nogroup;        /* written without F's group */
     int unmarked;       /* written without the marker */
+    adf_digest_t dg;    /* of the sibling's bytes, as written or read */
+    unsigned char digest[ADF_DIGEST_LEN];
 } job_t;
 
-/* As the module reads a mark (adf_ident.h): it must name F as it is. */
+/* As the module reads a mark (adf_ident.h): it must name F as it is.  A
+ * mark without the sibling's digest (an earlier release's) is renewed. */
 static int mark_names(const char *sib, const adf_ident_t *f)
 {
     char v[ADF_MARK_MAX];
     ssize_t n = lgetxattr(sib, ADF_MARK_XATTR, v, sizeof(v));
-    adf_ident_t m;
+    adf_mark_t m;
 
-    return n >= 0 && !adf_mark_parse(v, (apr_size_t)n, &m)
+    return n >= 0 && !adf_mark_parse(v, (apr_size_t)n, &m) && m.has_digest
            && adf_mark_matches(f, &m, 0);
 }
 
@@ -437,8 +441,9 @@ static int compare(void *baton, const unsigned char *data, size_t len)
 
 /* Does the sibling open on sfd decode to exactly F's size bytes (in)?
  * 1 yes, 0 no (broken, truncated, trailing data, other bytes), -1 when
- * F could not be read (errno). */
-static int holds_file(adf_coding_e c, int sfd, int in, apr_off_t size)
+ * F could not be read (errno).  The sibling's bytes go through dg. */
+static int holds_file(adf_coding_e c, int sfd, int in, apr_off_t size,
+                      adf_digest_t *dg)
 {
     adf_decoder_t *d = adf_decoder_create(c);
     compare_t cmp = { in, 0, size, 1 };
@@ -451,6 +456,7 @@ static int holds_file(adf_coding_e c, int sfd, int in, apr_off_t size)
         return 0;
     }
     while (r == 0 && (n = read(sfd, ib, sizeof(ib))) > 0) {
+        adf_digest_update(dg, ib, (size_t)n);
         r = adf_decoder_feed(d, ib, (size_t)n, &used, compare, &cmp);
         if (r == 1 && used != (size_t)n) {
             r = -1;         /* data after the end of the stream */
@@ -478,28 +484,29 @@ static int check_sibling(job_t *j, const char *path, int in,
     if (j->fd < 0) {
         return 0;
     }
-    if (fstat(j->fd, &sst) == 0 && S_ISREG(sst.st_mode)
-        && (r = holds_file(j->c, j->fd, in, st->st_size)) != 0) {
-        if (r < 0) {
-            error(path, "cannot read: %s", strerror(errno));
-            close(j->fd);
-            j->fd = -1;
-            return -1;
-        }
+    r = fstat(j->fd, &sst) == 0 && S_ISREG(sst.st_mode)
+        && !adf_digest_init(&j->dg)
+        ? holds_file(j->c, j->fd, in, st->st_size, &j->dg) : 0;
+    if (r < 0) {
+        error(path, "cannot read: %s", strerror(errno));
+    }
+    else if (r > 0 && !adf_digest_final(&j->dg, j->digest)) {
         j->state = SIB_REFRESH;
         return 0;
     }
+    adf_digest_abandon(&j->dg);
     close(j->fd);
     j->fd = -1;
-    return 0;
+    return r < 0 ? -1 : 0;
 }
 
 static apr_status_t to_fd(void *baton, const char *data, apr_size_t len)
 {
-    int fd = *(int *)baton;
+    job_t *j = baton;
 
+    adf_digest_update(&j->dg, data, len);
     while (len) {
-        ssize_t n = write(fd, data, len);
+        ssize_t n = write(j->fd, data, len);
         if (n < 0) {
             if (errno == EINTR) {
                 continue;
@@ -514,6 +521,7 @@ static apr_status_t to_fd(void *baton, const char *data, apr_size_t len)
 
 static void drop_temp(job_t *j)
 {
+    adf_digest_abandon(&j->dg);
     if (j->fd >= 0) {
         close(j->fd);
         j->fd = -1;
@@ -548,8 +556,9 @@ static int compress_file(apr_pool_t *p, const char *path, int in,
             j->state = SIB_FAILED;
             continue;
         }
-        j->rv = adf_stream_open(&j->s, p, j->c, adf_coding(j->c)->strongest, st->st_size, 0,
-                                65536, to_fd, &j->fd);
+        j->rv = adf_digest_init(&j->dg) ? APR_ENOMEM
+                : adf_stream_open(&j->s, p, j->c, adf_coding(j->c)->strongest,
+                                  st->st_size, 0, 65536, to_fd, j);
         active++;
     }
     while (active) {
@@ -639,7 +648,7 @@ static int mark(job_t *j, const struct stat *st)
     int n;
 
     adf_ident_of_stat(&f, st);
-    n = adf_mark_format(v, &f);
+    n = adf_mark_format(v, &f, j->digest);
     if (fsetxattr(j->fd, ADF_MARK_XATTR, v, (size_t)n, 0) == 0) {
         return 0;
     }
@@ -678,7 +687,11 @@ static void install(job_t *j, const struct stat *st)
     }
     times[0] = st->st_atim;
     times[1] = st->st_mtim;
-    if (mark(j, st) != 0) {
+    if (adf_digest_final(&j->dg, j->digest) != 0) {
+        errno = ENOMEM;
+        what = "cannot compute its SHA-256";
+    }
+    else if (mark(j, st) != 0) {
         what = "cannot set the " ADF_MARK_XATTR " marker";
     }
     else if (fchmod(j->fd, keep_owner(j, st)) != 0) {
@@ -753,6 +766,7 @@ static int attempt(apr_pool_t *p, const char *path, job_t *jobs, int njobs)
         jobs[i].rv = APR_SUCCESS;
         jobs[i].outcome = OUT_NONE;
         jobs[i].nogroup = jobs[i].unmarked = 0;
+        jobs[i].dg.md = NULL;
     }
     if ((in = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC))
         < 0) {
@@ -899,7 +913,7 @@ static void check_orphan(const char *path)
 {
     char base[4096], v[ADF_MARK_MAX];
     struct stat st;
-    adf_ident_t m;
+    adf_mark_t m;
     ssize_t n;
     int c;
 

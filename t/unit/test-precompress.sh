@@ -121,8 +121,9 @@ t "user extended attributes work in $d (needed by -d)" \
   'setfattr -n user.adf-probe -v 1 "$d/xattr-probe" 2>/dev/null'
 marker() { getfattr --only-values -n user.adaptive_deflate "$1" 2>/dev/null; }
 # F's identity as the module checks it: inode, size, mtime, ctime.
-ident() { echo "2 ino=$(stat -c %i "$1") size=$(stat -c %s "$1") mtime=$(mtime "$1") ctime=$(ctime "$1")"; }
-t "siblings marked with their file's identity" '[ "$(marker "$s/index.html.gz")" = "$(ident "$s/index.html")" ] && on2 [ -n "$(marker "$s/index.html$x2")" ]'
+# the mark F's sibling S should carry: F's identity, S's SHA-256
+ident() { echo "3 ino=$(stat -c %i "$1") size=$(stat -c %s "$1") mtime=$(mtime "$1") ctime=$(ctime "$1") sha256=$(sha256sum < "$2" | cut -d' ' -f1)"; }
+t "siblings marked with their file's identity" '[ "$(marker "$s/index.html.gz")" = "$(ident "$s/index.html" "$s/index.html.gz")" ] && on2 [ -n "$(marker "$s/index.html$x2")" ]'
 t "no warning on a filesystem with xattrs" '[ -z "$err" ]'
 
 # ---- up to date, stale ----------------------------------------------------
@@ -196,7 +197,7 @@ t "truncated or trailing-junk sibling with F's mtime: rewritten" 'has "$out" "$k
 setup marked @1700000000.500000000
 setfattr -n user.adaptive_deflate -v "2 ino=$(stat -c %i "$f") size=1 mtime=1700000000.500000000 ctime=$(ctime "$f")" "$f.gz"
 run "$d/marked"
-t "marked sibling naming another version of F: verified, re-marked" 'has "$out" "0 siblings written, 1 refreshed, $((k - 1)) up to date" && [ "$(marker "$f.gz")" = "$(ident "$f")" ] && decodes "$f"'
+t "marked sibling naming another version of F: verified, re-marked" 'has "$out" "0 siblings written, 1 refreshed, $((k - 1)) up to date" && [ "$(marker "$f.gz")" = "$(ident "$f" "$f.gz")" ] && decodes "$f"'
 
 # ---- group ----------------------------------------------------------------
 # As root, a group like www-data; otherwise one of our supplementary groups.
@@ -332,7 +333,7 @@ if [ $zstd = no ]; then
     t "without zstd: -c zstd refused, saying so" '[ $rc -eq 2 ] && hasF "$err" "unavailable coding '\''zstd'\''"'
     t "without zstd: nothing written" '[ "$(ls "$d/zst")" = page.html ]'
 else
-    t "zstd siblings: written, decode, marked" '[ $rc -eq 0 ] && zstd -q -dc "$d/zst/page.html.zst" | cmp -s - "$d/zst/page.html" && [ "$(marker "$d/zst/page.html.zst")" = "$(ident "$d/zst/page.html")" ] && [ ! -e "$d/zst/page.html.gz" ]'
+    t "zstd siblings: written, decode, marked" '[ $rc -eq 0 ] && zstd -q -dc "$d/zst/page.html.zst" | cmp -s - "$d/zst/page.html" && [ "$(marker "$d/zst/page.html.zst")" = "$(ident "$d/zst/page.html" "$d/zst/page.html.zst")" ] && [ ! -e "$d/zst/page.html.gz" ]'
     rm "$d/zst/page.html"
     run -c zstd -d "$d/zst"
     t "zstd: -d removes a marked orphan" '[ ! -e "$d/zst/page.html.zst" ]'

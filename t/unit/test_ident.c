@@ -42,16 +42,25 @@ END_TEST
 
 START_TEST(marks)
 {
-    adf_ident_t f = ident(1700000000, 123456789, 1700000001, 5), m;
+    adf_ident_t f = ident(1700000000, 123456789, 1700000001, 5);
+    unsigned char digest[ADF_DIGEST_LEN];
     char buf[ADF_MARK_MAX];
-    int n;
+    adf_mark_t m;
+    int i, n;
 
+    for (i = 0; i < ADF_DIGEST_LEN; i++) {
+        digest[i] = (unsigned char)(i * 17 + 1);
+    }
     f.size = 4096;
     f.ino = 77;
-    n = adf_mark_format(buf, &f);
-    ck_assert_str_eq(buf, "2 ino=77 size=4096 mtime=1700000000.123456789 "
-                     "ctime=1700000001.000000005");
+    n = adf_mark_format(buf, &f, digest);
+    ck_assert_str_eq(buf, "3 ino=77 size=4096 mtime=1700000000.123456789 "
+                     "ctime=1700000001.000000005 sha256="
+                     "0112233445566778899aabbccddeef001"
+                     "12233445566778899aabbccddeeff10");
     ck_assert_int_eq(adf_mark_parse(buf, (apr_size_t)n, &m), 0);
+    ck_assert(m.has_digest);
+    ck_assert(!memcmp(m.digest, digest, sizeof(digest)));
     ck_assert(adf_mark_matches(&f, &m, 0));
     /* any change to F: a new size, inode, mtime or ctime */
     f.size++;
@@ -68,6 +77,11 @@ START_TEST(marks)
     f.ctime.nsec = 0;
     ck_assert(!adf_mark_matches(&f, &m, 0));
     ck_assert(adf_mark_matches(&f, &m, 1));
+    /* an earlier release's mark: no digest, still a mark */
+    ck_assert_int_eq(adf_mark_parse("2 ino=1 size=1 mtime=2.000000000 "
+                                    "ctime=3.000000000", 50, &m), 0);
+    ck_assert(!m.has_digest);
+    ck_assert(m.src.ino == 1 && m.src.ctime.sec == 3);
     /* malformed or of another version: not a mark */
     ck_assert_int_eq(adf_mark_parse("1 size=1 mtime=2.000000001", 26, &m),
                      -1);
@@ -77,6 +91,69 @@ START_TEST(marks)
                                     "ctime=3.000000000", 50, &m), -1);
     strcpy(buf, "2 ino=1 size=1 mtime=2.000000000 ctime=3.000000000 ");
     ck_assert_int_eq(adf_mark_parse(buf, strlen(buf), &m), -1);
+    /* version 3 needs its whole digest, and nothing after it */
+    n = adf_mark_format(buf, &f, digest);
+    ck_assert_int_eq(adf_mark_parse(buf, (apr_size_t)n - 1, &m), -1);
+    buf[n - 1] = 'g';
+    ck_assert_int_eq(adf_mark_parse(buf, (apr_size_t)n, &m), -1);
+    n = adf_mark_format(buf, &f, digest);
+    strcat(buf, "0");
+    ck_assert_int_eq(adf_mark_parse(buf, (apr_size_t)n + 1, &m), -1);
+    buf[0] = '2';
+    ck_assert_int_eq(adf_mark_parse(buf, (apr_size_t)n, &m), -1);
+}
+END_TEST
+
+/* A version is settled once the filesystem's clock is past its ctime by
+ * the filesystem's grain: any ctime with a fraction proves nanoseconds;
+ * a whole second may be FAT's 2 s. */
+START_TEST(settled)
+{
+    adf_ident_t fine = ident(1, 0, 100, 500), coarse = ident(1, 0, 100, 0);
+    adf_ts_t now;
+
+    now.sec = 100;
+    now.nsec = 500;
+    ck_assert(!adf_ident_settled(&fine, &now));     /* the same tick */
+    now.nsec = 501;
+    ck_assert(adf_ident_settled(&fine, &now));
+    now.nsec = 0;
+    now.sec = 101;
+    ck_assert(!adf_ident_settled(&coarse, &now));
+    now.nsec = 999999999;
+    ck_assert(!adf_ident_settled(&coarse, &now));
+    now.sec = 102;
+    now.nsec = 0;
+    ck_assert(adf_ident_settled(&coarse, &now));
+    now.sec = 99;       /* a clock behind the ctime: never */
+    ck_assert(!adf_ident_settled(&fine, &now));
+}
+END_TEST
+
+/* SHA-256 through libcrypto: the standard's test vectors. */
+START_TEST(digests)
+{
+    unsigned char d[ADF_DIGEST_LEN], back[ADF_DIGEST_LEN];
+    char hex[ADF_DIGEST_HEX];
+    adf_digest_t dg;
+
+    ck_assert_int_eq(adf_digest_init(&dg), 0);
+    adf_digest_update(&dg, "ab", 2);
+    adf_digest_update(&dg, "c", 1);
+    ck_assert_int_eq(adf_digest_final(&dg, d), 0);
+    adf_digest_hex(hex, d, ADF_DIGEST_LEN);
+    ck_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223"
+                     "b00361a396177a9cb410ff61f20015ad");
+    ck_assert_int_eq(adf_digest_parse_hex(hex, back), 0);
+    ck_assert(!memcmp(back, d, sizeof(d)));
+    ck_assert_int_eq(adf_digest_init(&dg), 0);
+    ck_assert_int_eq(adf_digest_final(&dg, d), 0);
+    adf_digest_hex(hex, d, 4);
+    ck_assert_str_eq(hex, "e3b0c442");     /* of nothing */
+    ck_assert_int_eq(adf_digest_parse_hex("zz", back), -1);
+    ck_assert_int_eq(adf_digest_init(&dg), 0);
+    adf_digest_abandon(&dg);
+    ck_assert(dg.md == NULL);
 }
 END_TEST
 
@@ -120,6 +197,8 @@ int main(void)
     tcase_add_test(tc, usec_conversion);
     tcase_add_test(tc, identity_equality);
     tcase_add_test(tc, marks);
+    tcase_add_test(tc, settled);
+    tcase_add_test(tc, digests);
     tcase_add_test(tc, identity_sources);
     return adf_test_run(s);
 }
