@@ -4,7 +4,8 @@
 # S.ctime > F.ctime); up-to-date ones are left alone, stale ones rewritten
 # (same-second edits and rollbacks included), those that only changed
 # before F refreshed; F's group kept; -d removes only what the tool wrote;
-# names escaped; an unreadable file is one error; -n writes nothing.
+# names escaped; an unreadable file is one error; -n writes nothing; as
+# root, a directory its owner swaps for a symbolic link moves nothing.
 # The build's codings come from configure (ADF_CODINGS, set by make
 # check): gzip, and br where built (without it: refused, never written).
 # Inputs are generated here.  Needs gzip, brotli, perl and getfattr/
@@ -323,6 +324,63 @@ gen ro 200 > "$ro/page.html"
 as_other "$ro"
 t "unwritable directory: exit 1, one error" '[ $rc -eq 1 ] && [ "$(printf "%s\n" "$err" | grep -c "page.html")" = 1 ]'
 t "unwritable directory: nothing written" '[ "$(ls -A "$ro")" = page.html ]'
+
+# ---- as root on a tree a user controls: a directory swapped for a link ---
+# Issue 28: an attacker running as the tree's owner (nobody) exchanges a
+# directory of the tree with a symbolic link to a root-owned directory in
+# a tight loop (t/unit/swap-race, renameat2 RENAME_EXCHANGE) while the
+# tool runs as root.  Nothing may be created, written or chowned in the
+# target (inotify), and the swap must not even disturb the tool: every run
+# exits 0 without a message.  Two trees: one nobody owns, and a
+# world-writable one of root's whose root-owned subdirectory is swapped.
+# The tool that went by paths after its walk (274dea0) was caught in
+# about half of such runs (it wrote its temporaries, and renamed siblings
+# chowned to nobody, into the target).
+race_runs=40
+race() {        # TREE-DESCRIPTION TREE: the runs, then their TAP lines
+    rt=$2
+    rm -rf "$d/target"
+    mkdir "$d/target"
+    caught=0 events=0 swaps=0 noisy=0 done=0 i=0
+    while [ $i -lt $race_runs ]; do
+        i=$((i + 1))
+        rm -f "$rt/a/evil.txt".* "$rt/a"/.evil.txt*
+        "$race" nobody "$rt/a" "$rt/l" "$d/target" "$tool" -q "$rt" \
+            > "$d/race.out" 2> "$d/race.err"
+        rc=$?
+        [ $rc -ne 99 ] || break
+        sw=$(sed -n 's/^swaps //p' "$d/race.out")
+        ev=$(grep -vc '^swaps ' "$d/race.out")
+        swaps=$((swaps + ${sw:-0}))
+        events=$((events + ev))
+        [ "$ev" = 0 ] || { caught=$((caught + 1)); cp "$d/race.out" "$d/race.caught"; }
+        [ $rc = 0 ] && [ ! -s "$d/race.err" ] || { noisy=$((noisy + 1)); cp "$d/race.err" "$d/race.noisy"; }
+        [ -e "$rt/a/evil.txt.gz" ] && done=$((done + 1))
+    done
+    out="$(cat "$d/race.out" "$d/race.caught" 2>/dev/null)"
+    err="$(cat "$d/race.err" "$d/race.noisy" 2>/dev/null)"
+    diag "$1: $i runs, $swaps swaps, caught in $caught runs ($events events in the target), $noisy runs with a message, siblings written in $done runs"
+    t "$1: the attacker swapped in every run" '[ $rc -ne 99 ] && [ $swaps -ge $((race_runs * 10)) ]'
+    t "$1: nothing created, written or chowned in the target in $race_runs runs" '[ $caught = 0 ] && [ -z "$(ls -A "$d/target")" ]'
+    t "$1: every run exits 0 without a message" '[ $noisy = 0 ]'
+    t "$1: the siblings written in the swapped directory" '[ $done -ge $((race_runs / 4)) ]'
+}
+race=${builddir:-.}/t/unit/swap-race
+if [ "$(id -u)" = 0 ]; then
+    for tree in user root; do
+        rt=$d/race-$tree
+        mkdir -p "$rt/a"
+        gen race 40 > "$rt/a/evil.txt"
+        ln -s "$d/target" "$rt/l"
+    done
+    chown -R -h nobody:nogroup "$d/race-user"
+    chown nobody:nogroup "$d/race-root/a/evil.txt"
+    chmod 777 "$d/race-root"
+    race "race, nobody's tree" "$d/race-user"
+    race "race, root's world-writable tree" "$d/race-root"
+else
+    skip "race: a directory swapped for a link while root runs the tool" "needs root"
+fi
 
 # ---- zstd -----------------------------------------------------------------
 mkdir "$d/zst"
