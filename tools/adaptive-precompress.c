@@ -24,7 +24,9 @@
  * Run as root on a tree a user controls, the tool must not let that user
  * steer it: every operation is made relative to a directory descriptor
  * opened without following a symbolic link, so a component renamed or
- * swapped for a link meanwhile moves nothing elsewhere.
+ * swapped for a link meanwhile moves nothing elsewhere, and a directory
+ * owned by another user is done by a child that has become that user
+ * (as_owner()).
  */
 #include "config.h"
 #include "adf_codec.h"
@@ -39,12 +41,14 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -87,12 +91,14 @@ static struct {
     int ncodings;
 } opt;
 
-static struct {
+typedef struct {
     long files, written, refreshed, uptodate, notsmaller, removed, errors;
     long kept, nogroup, unmarked;
     long long in[ADF_NCODINGS], out[ADF_NCODINGS];
     int progress_shown, warned_group, warned_xattr;
-} sum;
+} sum_t;
+
+static sum_t sum;
 
 static apr_pool_t *pool;
 
@@ -427,7 +433,8 @@ static int read_mark(int fd, adf_mark_t *m)
  * mark without the sibling's digest (an earlier release's) is renewed.
  * Else the sibling's bytes decide (SIB_CHECK): it is unmarked (another
  * tool wrote it) or marked for another version of F (copied, chmod'ed,
- * rewritten).  Marking it needs its owner, or root. */
+ * rewritten).  Only our own siblings are decoded and marked: never, as
+ * root, bytes another user could have written. */
 static sib_e sibling_state(const job_t *j, const adf_ident_t *f)
 {
     struct stat sst;
@@ -442,8 +449,7 @@ static sib_e sibling_state(const job_t *j, const adf_ident_t *f)
         state = SIB_FRESH;
     }
     else {
-        state = sst.st_uid == geteuid() || geteuid() == 0 ? SIB_CHECK
-                                                          : SIB_WRITE;
+        state = sst.st_uid == geteuid() ? SIB_CHECK : SIB_WRITE;
     }
     close(fd);
     return state;
@@ -1030,6 +1036,8 @@ static void visit(int dir, const char *name, const char *path,
     process_file(dir, name, path, st);
 }
 
+static void enter(int dir, const char *path);
+
 /* The entries of the directory open on dir (path in messages), which it
  * closes: regular files by their name in dir; directories opened from
  * dir without following a link, so that a component renamed or swapped
@@ -1070,7 +1078,7 @@ static void walk(int dir, const char *path)
             sub = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW
                          | O_CLOEXEC);
             if (sub >= 0) {
-                walk(sub, sp);
+                enter(sub, sp);
             }
             else if (errno != ENOENT && errno != ELOOP && errno != ENOTDIR) {
                 error(sp, "cannot open the directory: %s", strerror(errno));
@@ -1082,6 +1090,79 @@ static void walk(int dir, const char *path)
     }
     apr_pool_destroy(p);
     closedir(d);
+}
+
+/* As root, the tree of a directory another user owns is done by a child
+ * that has become that user for good (its uid, groups and primary group;
+ * the directory's group for a uid without an account): there the tool
+ * can do nothing the user could not, however they rename or swap what
+ * they own, and never decodes their bytes as root.  The child's counts
+ * come back through a pipe; dir is closed. */
+static void as_owner(int dir, const char *path, const struct stat *st)
+{
+    struct passwd *pw = getpwuid(st->st_uid);
+    gid_t gid = pw ? pw->pw_gid : st->st_gid;
+    sum_t child;
+    ssize_t n;
+    pid_t pid;
+    int p[2], e;
+
+    fflush(stdout);
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        error(path, "cannot start a process as its owner: %s",
+              strerror(errno));
+        close(dir);
+        return;
+    }
+    if ((pid = fork()) == 0) {
+        close(p[0]);
+        if ((pw ? initgroups(pw->pw_name, gid) : setgroups(0, NULL)) != 0
+            || setgid(gid) != 0 || setuid(st->st_uid) != 0) {
+            error(path, "cannot become its owner (uid %ld): %s",
+                  (long)st->st_uid, strerror(errno));
+            close(dir);
+        }
+        else {
+            walk(dir, path);
+        }
+        fflush(stdout);
+        _exit(write(p[1], &sum, sizeof(sum)) != (ssize_t)sizeof(sum));
+    }
+    e = errno;
+    close(dir);
+    close(p[1]);
+    if (pid < 0) {
+        close(p[0]);
+        error(path, "cannot start a process as its owner: %s", strerror(e));
+        return;
+    }
+    while ((n = read(p[0], &child, sizeof(child))) < 0 && errno == EINTR) {
+    }
+    close(p[0]);
+    waitpid(pid, NULL, 0);
+    if (n == (ssize_t)sizeof(child)) {
+        sum = child;    /* ours, and what it added */
+    }
+    else {
+        error(path, "the process working as its owner failed");
+    }
+}
+
+/* A directory opened from its parent (or from the command line). */
+static void enter(int dir, const char *path)
+{
+    struct stat st;
+
+    if (fstat(dir, &st) != 0) {
+        error(path, "cannot stat the directory: %s", strerror(errno));
+        close(dir);
+    }
+    else if (geteuid() == 0 && st.st_uid != 0) {
+        as_owner(dir, path, &st);
+    }
+    else {
+        walk(dir, path);
+    }
 }
 
 static void usage(FILE *f)
@@ -1238,7 +1319,7 @@ int main(int argc, char **argv)
                        | O_CLOEXEC);
 
         if (dir >= 0) {
-            walk(dir, argv[i]);
+            enter(dir, argv[i]);
         }
         else if (errno == ELOOP) {
             error(argv[i], "a symbolic link, not followed: give the "

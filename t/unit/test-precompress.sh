@@ -5,7 +5,9 @@
 # (same-second edits and rollbacks included), those that only changed
 # before F refreshed; F's group kept; -d removes only what the tool wrote;
 # names escaped; an unreadable file is one error; -n writes nothing; as
-# root, a directory its owner swaps for a symbolic link moves nothing.
+# root, a directory its owner swaps for a symbolic link moves nothing, a
+# directory another user owns is done as that user, and no sibling of
+# another user's is decoded.
 # The build's codings come from configure (ADF_CODINGS, set by make
 # check): gzip, and br where built (without it: refused, never written).
 # Inputs are generated here.  Needs gzip, brotli, perl and getfattr/
@@ -380,6 +382,39 @@ if [ "$(id -u)" = 0 ]; then
     race "race, root's world-writable tree" "$d/race-root"
 else
     skip "race: a directory swapped for a link while root runs the tool" "needs root"
+fi
+
+# ---- as root: another user's directory is done as that user ---------------
+if [ "$(id -u)" = 0 ]; then
+    # A file of root's that nobody cannot read, in nobody's directory: as
+    # nobody, the tool cannot read it either.
+    o=$d/owned
+    mkdir "$o"
+    gen mine 200 > "$o/mine.html"
+    chmod 600 "$o/mine.html"
+    gen theirs 200 > "$o/theirs.html"
+    chown nobody:nogroup "$o" "$o/theirs.html"
+    run "$o"
+    t "as root in nobody's directory: works as nobody (root's 0600 file unread, one error)" '[ $rc -eq 1 ] && hasF "$err" "$o/mine.html: cannot read: Permission denied" && has "$out" " 1 errors$" && [ -z "$(ls "$o" | grep "^mine.html.")" ]'
+    t "... nobody's file done, its siblings nobody's" 'decodes "$o/theirs.html" && [ "$(stat -c %U "$o/theirs.html.gz")" = nobody ]'
+    # A uid without an account: its directory's group.
+    o=$d/noaccount
+    mkdir "$o"
+    gen orphan-uid 200 > "$o/page.html"
+    chown -R 4242:4242 "$o"
+    run "$o"
+    t "as root in the directory of a uid without an account: done as it" '[ $rc -eq 0 ] && decodes "$o/page.html" && [ "$(stat -c %u:%g "$o/page.html.gz")" = 4242:4242 ]'
+    # Root decodes no bytes another user could have written: a sibling
+    # of theirs holding F's bytes is written anew, not refreshed.
+    o=$d/foreign
+    mkdir "$o"
+    gen foreign 200 > "$o/page.html"
+    gzip -9 -c "$o/page.html" > "$o/page.html.gz"
+    chown nobody "$o/page.html.gz"
+    run -c gzip "$o"
+    t "as root, a sibling another user owns: rewritten, not decoded" 'has "$out" "1 siblings written, 0 refreshed" && [ "$(stat -c %U "$o/page.html.gz")" = root ] && [ "$(marker "$o/page.html.gz")" = "$(ident "$o/page.html" "$o/page.html.gz")" ]'
+else
+    skip "as root: another user's directory is done as that user" "needs root"
 fi
 
 # ---- zstd -----------------------------------------------------------------
