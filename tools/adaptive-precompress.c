@@ -1317,11 +1317,13 @@ int main(int argc, char **argv)
     for (i = optind; i < argc; i++) {
         int dir = open(argv[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW
                        | O_CLOEXEC);
+        struct stat st;
 
         if (dir >= 0) {
             enter(dir, argv[i]);
         }
-        else if (errno == ELOOP) {
+        else if ((errno == ENOTDIR || errno == ELOOP)
+                 && lstat(argv[i], &st) == 0 && S_ISLNK(st.st_mode)) {
             error(argv[i], "a symbolic link, not followed: give the "
                   "directory it points to");
         }

@@ -437,6 +437,9 @@ run --min-length=abc "$s"
 t "bad option refused" '[ $rc -eq 2 ]'
 run -c deflate "$s"
 t "bad coding refused" '[ $rc -eq 2 ]'
+ln -s "$s" "$d/site-link"
+run "$d/site-link"
+t "DIR a symbolic link: not followed, saying so" '[ $rc -eq 1 ] && hasF "$err" "$d/site-link: a symbolic link, not followed: give the directory it points to" && has "$out" "^0 files"'
 run -n -c br "$s"
 if [ -n "$x2" ]; then
     t "-c br accepted" '[ $rc -eq 0 ]'
