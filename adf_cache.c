@@ -21,7 +21,10 @@
 #include <mod_status.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define ADF_CACHE_RETAINED "mod_adaptive_deflate:cache"
@@ -31,6 +34,8 @@ struct adf_cache_req_t {
     int index;                  /* the cache directory */
     adf_ident_t key;            /* r's file */
     apr_uint64_t hash;
+    int settled;                /* no write can keep key (adf_ident.h) */
+    unsigned char digest[ADF_DIGEST_LEN];   /* of the entry found */
 };
 
 static adf_cache_gen_t *gen;
@@ -59,54 +64,153 @@ void adf_cache_unlock(adf_cache_shared_t *sh)
 
 /* ---- configuration -------------------------------------------------------- */
 
+/* Entries are reached through the directory's descriptor, opened once:
+ * the request path opens an entry with openat() and hands the default
+ * handler "/proc/self/fd/N", a name for the open file itself.  Nothing
+ * follows the configured path after start-up, and an entry the worker
+ * evicts a moment after a request opened it is still served whole. */
+static const char *fd_path(apr_pool_t *p, int fd)
+{
+    return apr_psprintf(p, "/proc/self/fd/%d", fd);
+}
+
+typedef struct {
+    int fd;
+} probe_t;
+
 static const char *probe_dir(void *baton, apr_pool_t *p)
 {
+    probe_t *pr = baton;
     char buf[120];
+    int fd;
 
-    if (access(baton, W_OK | X_OK) == 0) {
-        return NULL;
+    if (faccessat(pr->fd, ".", W_OK | X_OK, 0) != 0) {
+        return apr_pstrdup(p, apr_strerror(APR_FROM_OS_ERROR(errno), buf,
+                                           sizeof(buf)));
     }
-    return apr_pstrdup(p, apr_strerror(APR_FROM_OS_ERROR(errno), buf,
-                                       sizeof(buf)));
+    /* what requests will open entries through, as the children's user */
+    if ((fd = open(fd_path(p, pr->fd), O_RDONLY | O_DIRECTORY
+                                             | O_CLOEXEC)) < 0) {
+        return apr_psprintf(p, "cannot reach it through %s (%s): is /proc "
+                            "mounted?", fd_path(p, pr->fd),
+                            apr_strerror(APR_FROM_OS_ERROR(errno), buf,
+                                         sizeof(buf)));
+    }
+    close(fd);
+    return NULL;
+}
+
+/* What is wrong with directory st (named path) on the way to a cache,
+ * or NULL.  Whoever may replace a directory on the way (its owner, or
+ * whoever may write the one above it) may swap the cache for a
+ * directory of planted entries, served as other files: every directory
+ * must be root's or the children's user's, and writable by no one else
+ * (a sticky one, like /tmp, keeps others from replacing what they do not
+ * own).  The cache itself must not be sticky-writable either: anyone
+ * could add entries. */
+static const char *unsafe(const char *path, const struct stat *st, int last,
+                          apr_pool_t *p)
+{
+    const char *what = last ? "" : " (a directory above the cache)";
+
+    if (st->st_uid != 0 && st->st_uid != adf_children_uid()) {
+        return apr_psprintf(p, "%s%s: owned by another user (uid %lu); "
+                            "chown it to %s", path, what,
+                            (unsigned long)st->st_uid,
+                            last ? adf_children_user() : "root");
+    }
+    if ((st->st_mode & S_IWOTH) && (last || !(st->st_mode & S_ISVTX))) {
+        return apr_psprintf(p, "%s%s: any user may write it (chmod o-w)",
+                            path, what);
+    }
+    if ((st->st_mode & S_IWGRP) && st->st_gid != adf_children_gid()
+        && st->st_gid != 0 && (last || !(st->st_mode & S_ISVTX))) {
+        return apr_psprintf(p, "%s%s: another group may write it "
+                            "(chmod g-w)", path, what);
+    }
+    return NULL;
+}
+
+/* Open a cache directory, checking every directory from the root down
+ * through descriptors (a symlink swapped in on the way is refused, not
+ * followed); its descriptor, or -1 and *err. */
+static int open_dir(const char *dir, apr_pool_t *p, const char **err)
+{
+    char buf[120], *real;
+    const char *at = "/", *comp, *end;
+    struct stat st;
+    int fd, next;
+
+    if (!(real = realpath(dir, NULL))) {
+        *err = apr_psprintf(p, "%s (create it, owned by %s, mode 0700)",
+                            apr_strerror(APR_FROM_OS_ERROR(errno), buf,
+                                         sizeof(buf)), adf_children_user());
+        return -1;
+    }
+    comp = apr_pstrdup(p, real);
+    free(real);
+    real = (char *)comp++;
+    if ((fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        *err = "cannot open /";
+        return -1;
+    }
+    for (;;) {
+        apr_size_t len;
+
+        if (fstat(fd, &st) != 0) {
+            *err = apr_psprintf(p, "%s: %s", at, apr_strerror(
+                                    APR_FROM_OS_ERROR(errno), buf,
+                                    sizeof(buf)));
+        }
+        else {
+            *err = !S_ISDIR(st.st_mode) ? "not a directory"
+                   : unsafe(at, &st, !*comp, p);
+        }
+        if (*err || !*comp) {
+            break;
+        }
+        end = strchr(comp, '/');
+        len = end ? (apr_size_t)(end - comp) : strlen(comp);
+        at = apr_pstrndup(p, real, (apr_size_t)(comp - real) + len);
+        next = openat(fd, apr_pstrndup(p, comp, len),
+                      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0) {
+            *err = errno == ENOTDIR ? apr_psprintf(p, "%s: not a directory",
+                                                   at)
+                   : errno == ELOOP ? apr_psprintf(p, "%s: a symbolic link "
+                                                   "(swapped in since the "
+                                                   "path was resolved)", at)
+                   : apr_psprintf(p, "%s: %s", at, apr_strerror(
+                                      APR_FROM_OS_ERROR(errno), buf,
+                                      sizeof(buf)));
+            break;
+        }
+        close(fd);
+        fd = next;
+        comp = end ? end + 1 : comp + len;
+    }
+    if (*err) {
+        close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 /* What is wrong with a cache directory, or NULL. */
 static const char *check_dir(const char *dir, apr_pool_t *p)
 {
-    apr_finfo_t fi;
     const char *err;
-    char buf[120];
-    apr_status_t rv;
+    probe_t pr;
 
-    rv = apr_stat(&fi, dir, APR_FINFO_TYPE | APR_FINFO_OWNER
-                            | APR_FINFO_PROT, p);
-    if (rv != APR_SUCCESS) {
-        return apr_psprintf(p, "%s (create it, owned by %s, mode 0700)",
-                            apr_strerror(rv, buf, sizeof(buf)),
-                            adf_children_user());
+    if ((pr.fd = open_dir(dir, p, &err)) < 0) {
+        return err;
     }
-    if (fi.filetype != APR_DIR) {
-        return "not a directory";
+    if ((err = adf_as_children(probe_dir, &pr, p)) != NULL) {
+        err = apr_psprintf(p, "%s cannot write in it: %s",
+                           adf_children_user(), err);
     }
-    /* Whoever may write here may plant an entry that is then served as
-     * some other file. */
-    if (fi.protection & APR_WWRITE) {
-        return "any user may write it (chmod o-w)";
-    }
-    if ((fi.protection & APR_GWRITE) && fi.group != adf_children_gid()
-        && fi.group != 0) {
-        return "another group may write it (chmod g-w)";
-    }
-    if (fi.user != adf_children_uid() && fi.user != 0) {
-        return apr_psprintf(p, "owned by another user (uid %lu); chown it "
-                            "to %s", (unsigned long)fi.user,
-                            adf_children_user());
-    }
-    if ((err = adf_as_children(probe_dir, (void *)dir, p)) != NULL) {
-        return apr_psprintf(p, "%s cannot write in it: %s",
-                            adf_children_user(), err);
-    }
-    return NULL;
+    close(pr.fd);
+    return err;
 }
 
 /* Is a is b or a directory above it? */
@@ -309,6 +413,14 @@ static adf_cache_shared_t *attach(server_rec *s)
 
 static apr_status_t forget_gen(void *data)
 {
+    adf_cache_gen_t *g = data;
+    int i;
+
+    for (i = 0; i < g->n; i++) {
+        if (g->dir[i].fd >= 0) {
+            close(g->dir[i].fd);
+        }
+    }
     gen = NULL;
     return APR_SUCCESS;
 }
@@ -328,6 +440,7 @@ int adf_cache_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         ap_retained_data_create(ADF_CACHE_RAN, 1);
     }
     g = apr_pcalloc(pconf, sizeof(*g));
+    apr_pool_cleanup_register(pconf, g, forget_gen, apr_pool_cleanup_null);
     g->s = s;
     g->generation = (apr_uint32_t)ap_state_query(AP_SQ_CONFIG_GEN);
     for (v = s; v; v = v->next) {
@@ -349,13 +462,21 @@ int adf_cache_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             return HTTP_INTERNAL_SERVER_ERROR;
         }
         if (i == g->n) {
-            apr_finfo_t fi;
+            adf_cache_dir_t *d = &g->dir[i];
+            const char *err;
+            struct stat st;
 
-            g->dir[i].conf = cc;
-            if (apr_stat(&fi, cc->dir, APR_FINFO_IDENT, ptemp)
-                == APR_SUCCESS) {
-                g->dir[i].dev = (apr_uint64_t)fi.device;
-                g->dir[i].ino = (apr_uint64_t)fi.inode;
+            d->conf = cc;
+            if ((d->fd = open_dir(cc->dir, ptemp, &err)) < 0) {
+                /* changed since check_config looked */
+                ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, ADFLOGNO(00028)
+                             "AdaptiveDeflateCache %s (%s): %s; going on "
+                             "without this cache until a restart finds the "
+                             "directory usable", cc->dir, cc->at, err);
+            }
+            else if (fstat(d->fd, &st) == 0) {
+                d->dev = (apr_uint64_t)st.st_dev;
+                d->ino = (apr_uint64_t)st.st_ino;
             }
             g->n++;
         }
@@ -365,7 +486,6 @@ int adf_cache_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         return OK;
     }
     gen = g;
-    apr_pool_cleanup_register(pconf, NULL, forget_gen, apr_pool_cleanup_null);
     if (!(g->sh = attach(s))) {
         gen = NULL;
         return OK;
@@ -392,6 +512,7 @@ typedef struct {
     adf_ident_t src;            /* checked as holding this source */
     adf_coding_e coding;
     apr_off_t length;           /* of the coded bytes */
+    unsigned char digest[ADF_DIGEST_LEN];
 } memo_t;
 
 static apr_pool_t *memo_pool;
@@ -409,38 +530,41 @@ void adf_cache_child_init(apr_pool_t *pchild, server_rec *s)
     memo = apr_hash_make(memo_pool);
 }
 
-static void memo_key(memo_key_t *k, const apr_finfo_t *fi)
+static void memo_key(memo_key_t *k, const struct stat *st)
 {
     memset(k, 0, sizeof(*k));
-    k->dev = (apr_uint64_t)fi->device;
-    k->ino = (apr_uint64_t)fi->inode;
-    k->size = fi->size;
-    k->mtime = fi->mtime;
-    k->ctime = fi->ctime;
+    k->dev = (apr_uint64_t)st->st_dev;
+    k->ino = (apr_uint64_t)st->st_ino;
+    k->size = st->st_size;
+    k->mtime = apr_time_from_sec(st->st_mtim.tv_sec)
+               + st->st_mtim.tv_nsec / 1000;
+    k->ctime = apr_time_from_sec(st->st_ctim.tv_sec)
+               + st->st_ctim.tv_nsec / 1000;
 }
 
-/* The coded length of a file checked before for src and c, or -1. */
-static apr_off_t memo_get(const apr_finfo_t *fi, const adf_ident_t *src,
-                          adf_coding_e c)
+/* Was the file st checked before as holding src in coding c?  Then *m is
+ * what was found. */
+static int memo_get(const struct stat *st, const adf_ident_t *src,
+                    adf_coding_e c, memo_t *m)
 {
     memo_key_t k;
-    const memo_t *m;
-    apr_off_t len = -1;
+    const memo_t *found;
+    int ok = 0;
 
     if (!memo_lock || apr_thread_mutex_lock(memo_lock) != APR_SUCCESS) {
-        return -1;
+        return 0;
     }
-    memo_key(&k, fi);
-    m = apr_hash_get(memo, &k, sizeof(k));
-    if (m && m->coding == c && adf_ident_same(&m->src, src)) {
-        len = m->length;
+    memo_key(&k, st);
+    found = apr_hash_get(memo, &k, sizeof(k));
+    if (found && found->coding == c && adf_ident_same(&found->src, src)) {
+        *m = *found;
+        ok = 1;
     }
     apr_thread_mutex_unlock(memo_lock);
-    return len;
+    return ok;
 }
 
-static void memo_put(const apr_finfo_t *fi, const adf_ident_t *src,
-                     adf_coding_e c, apr_off_t length)
+static void memo_put(const memo_t *checked)
 {
     memo_t *m;
 
@@ -451,11 +575,7 @@ static void memo_put(const apr_finfo_t *fi, const adf_ident_t *src,
         apr_pool_clear(memo_pool);
         memo = apr_hash_make(memo_pool);
     }
-    m = apr_palloc(memo_pool, sizeof(*m));
-    memo_key(&m->file, fi);
-    m->src = *src;
-    m->coding = c;
-    m->length = length;
+    m = apr_pmemdup(memo_pool, checked, sizeof(*m));
     apr_hash_set(memo, &m->file, sizeof(m->file), m);
     apr_thread_mutex_unlock(memo_lock);
 }
@@ -476,6 +596,7 @@ adf_cache_req_t *adf_cache_for(request_rec *r, const adf_dir_conf_t *dc)
     const adf_srv_conf_t *sc = ap_get_module_config(r->server->module_config,
                                                     &adaptive_deflate_module);
     adf_cache_req_t *cr;
+    adf_ts_t now;
 
     if (!adf_cache_applies(r, dc) || r->finfo.filetype != APR_REG
         || r->finfo.size > adf_cache_file_max(sc->cache->max)
@@ -486,93 +607,136 @@ adf_cache_req_t *adf_cache_for(request_rec *r, const adf_dir_conf_t *dc)
     cr->index = sc->cache->index;
     adf_ident_of_finfo(&cr->key, &r->finfo);
     cr->hash = adf_cache_key_hash(&cr->key);
+    now = adf_ts_from_usec(r->request_time);
+    cr->settled = adf_ident_settled(&cr->key, &now);
     return cr;
 }
 
-/* Why the entry at path (fi) is not a whole entry of cr's file in coding
- * c; NULL when it is, with *length the coded bytes.  *keep: it is not
+/* Why the entry open on fd (st) is not a whole entry of cr's file in
+ * coding c; NULL when it is, with *m what was checked.  *keep: it is not
  * damaged, only of no use now (it holds another source: two keys, one
- * hash; or it could not be read). */
-static const char *check_entry(request_rec *r, const adf_cache_req_t *cr,
-                               adf_coding_e c, const char *path,
-                               const apr_finfo_t *fi, apr_off_t *length,
-                               int *keep)
+ * hash; or it could not be read); *old: an earlier release's entry. */
+static const char *check_entry(const adf_cache_req_t *cr, adf_coding_e c,
+                               int fd, const struct stat *st, memo_t *m,
+                               int *keep, int *old)
 {
-    unsigned char t[ADF_CACHE_TRAILER], buf[16384];
-    adf_cache_trailer_t tr = { 0 };
-    apr_file_t *fd;
-    apr_off_t off = fi->size - ADF_CACHE_TRAILER, left;
+    unsigned char buf[16384];
+    adf_cache_trailer_t tr;
+    apr_off_t off;
     apr_uint32_t crc = 0;
-    apr_size_t n;
-    const char *why = NULL;
+    ssize_t n;
 
-    *keep = 0;
-    if (fi->size < ADF_CACHE_TRAILER) {
-        return "shorter than a trailer";
+    *keep = *old = 0;
+    switch (adf_cache_trailer_read(fd, st->st_size, &tr)) {
+    case ADF_CACHE_TRAILER_OK:
+        break;
+    case ADF_CACHE_TRAILER_OLD:
+        *old = 1;
+        return "written by an earlier release";
+    default:
+        return "no trailer at its end (truncated or damaged)";
     }
-    if (apr_file_open(&fd, path, APR_READ | APR_BINARY, 0, r->pool)
-        != APR_SUCCESS) {
+    if (!adf_cache_trailer_matches(&tr, &cr->key, c)) {
         *keep = 1;
-        return "cannot be opened";
+        return "holds another file";
     }
-    if (apr_file_seek(fd, APR_SET, &off) != APR_SUCCESS
-        || apr_file_read_full(fd, t, sizeof(t), NULL) != APR_SUCCESS
-        || adf_cache_trailer_parse(t, fi->size, &tr)) {
-        why = "no trailer at its end (truncated or damaged)";
-    }
-    else if (!adf_cache_trailer_matches(&tr, &cr->key, c)) {
-        *keep = 1;
-        why = "holds another file";
-    }
-    else {
-        off = 0;
-        apr_file_seek(fd, APR_SET, &off);
-        for (left = (apr_off_t)tr.length; left > 0 && !why; left -= n) {
-            n = left < (apr_off_t)sizeof(buf) ? (apr_size_t)left : sizeof(buf);
-            if (apr_file_read_full(fd, buf, n, NULL) != APR_SUCCESS) {
-                why = "shorter than its trailer says";
-            }
-            crc = adf_cache_crc(crc, buf, n);
+    for (off = 0; off < (apr_off_t)tr.length; off += n) {
+        apr_off_t left = (apr_off_t)tr.length - off;
+
+        n = pread(fd, buf, left < (apr_off_t)sizeof(buf) ? (size_t)left
+                                                         : sizeof(buf), off);
+        if (n < 0 && errno == EINTR) {
+            n = 0;
+            continue;
         }
-        if (!why && crc != tr.crc) {
-            why = "its bytes do not match their CRC (damaged)";
+        if (n <= 0) {
+            return "shorter than its trailer says";
         }
+        crc = adf_cache_crc(crc, buf, (apr_size_t)n);
     }
-    apr_file_close(fd);
-    *length = (apr_off_t)tr.length;
-    return why;
+    if (crc != tr.crc) {
+        return "its bytes do not match their CRC (damaged)";
+    }
+    memo_key(&m->file, st);
+    m->src = cr->key;
+    m->coding = c;
+    m->length = (apr_off_t)tr.length;
+    memcpy(m->digest, tr.digest, ADF_DIGEST_LEN);
+    return NULL;
+}
+
+static apr_status_t close_fd(void *data)
+{
+    close(*(int *)data);
+    return APR_SUCCESS;
+}
+
+/* Remove the damaged entry at dir/name, if it is still the file open on
+ * st (the worker may have written a new one since). */
+static int remove_entry(const adf_cache_dir_t *dir, const char *name,
+                        const struct stat *st)
+{
+    struct stat now;
+
+    return fstatat(dir->fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0
+           && now.st_ino == st->st_ino && now.st_dev == st->st_dev
+           && unlinkat(dir->fd, name, 0) == 0;
 }
 
 int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
                      const char **path, apr_finfo_t *fi)
 {
+    const adf_cache_dir_t *dir = &gen->dir[cr->index];
     char name[ADF_CACHE_NAME_MAX];
+    apr_file_t *file;
     const char *why;
-    apr_off_t length;
-    int keep;
+    struct stat st;
+    memo_t m;
+    int fd, *held, keep, old;
 
+    if (!cr->settled || dir->fd < 0) {
+        return 0;   /* F may be written again under the same identity */
+    }
     adf_cache_entry_name(name, cr->hash, c);
-    *path = apr_pstrcat(r->pool, gen->dir[cr->index].conf->dir, "/", name,
-                        NULL);
-    if (apr_stat(fi, *path, APR_FINFO_MIN | APR_FINFO_IDENT, r->pool)
-        != APR_SUCCESS || fi->filetype != APR_REG) {
+    if ((fd = openat(dir->fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
         return 0;
     }
-    if ((length = memo_get(fi, &cr->key, c)) < 0) {
-        if ((why = check_entry(r, cr, c, *path, fi, &length, &keep))) {
-            if (!keep && unlink(*path) == 0) {
+    held = apr_palloc(r->pool, sizeof(*held));
+    *held = fd;
+    apr_pool_cleanup_register(r->pool, held, close_fd, apr_pool_cleanup_null);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        return 0;
+    }
+    if (!memo_get(&st, &cr->key, c, &m)) {
+        if ((why = check_entry(cr, c, fd, &st, &m, &keep, &old))) {
+            if (!keep && remove_entry(dir, name, &st) && !old) {
                 apr_atomic_inc64(&gen->sh->counts[cr->index].corrupt);
                 ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
-                              ADFLOGNO(00021) "removed cache entry %s of "
-                              "%s: %s", *path, r->filename, why);
+                              ADFLOGNO(00021) "removed cache entry %s/%s "
+                              "of %s: %s", dir->conf->dir, name,
+                              r->filename, why);
             }
             return 0;
         }
-        memo_put(fi, &cr->key, c, length);
+        memo_put(&m);
     }
-    /* The default handler sends this much: the coded bytes. */
-    fi->size = length;
+    /* The default handler opens the entry through this name for the
+     * open file, and sends this much of it: the coded bytes. */
+    *path = fd_path(r->pool, fd);
+    apr_os_file_put(&file, &fd, APR_READ, r->pool);
+    if (apr_file_info_get(fi, APR_FINFO_MIN | APR_FINFO_IDENT
+                              | APR_FINFO_OWNER, file) != APR_SUCCESS) {
+        return 0;
+    }
+    fi->fname = *path;
+    fi->size = m.length;
+    memcpy(cr->digest, m.digest, ADF_DIGEST_LEN);
     return 1;
+}
+
+const unsigned char *adf_cache_digest(const adf_cache_req_t *cr)
+{
+    return cr->digest;
 }
 
 void adf_cache_hit(request_rec *r, adf_cache_req_t *cr)

@@ -197,7 +197,7 @@ if (-x $tool) {
     sleep 0.02;
     system($tool, '-q', "$a/tool") == 0 or die "$tool";
     my $mark = `getfattr --only-values -n user.adaptive_deflate $a/tool/page.html.gz 2>/dev/null`;
-    ok t_cmp($mark, qr/^2 ino=\d+ size=\d+ mtime=\d+\.\d{9} ctime=\d+\.\d{9}$/,
+    ok t_cmp($mark, qr/^3 ino=\d+ size=\d+ mtime=\d+\.\d{9} ctime=\d+\.\d{9} sha256=[0-9a-f]{64}$/,
              'the tool marks the siblings it writes (adf_ident.h)');
     # A chmod -R over the tree after the run: F's ctime moves past the
     # sibling's; the module logs "rewrite it with adaptive-precompress".

@@ -55,7 +55,7 @@ for my $c ([ 'br', 'AdaptiveDeflateBrotliQualities' ],
     }
 }
 
-plan tests => 15 + @good + 3 * @bad + 3 * 2 + 1;
+plan tests => 18 + @good + 3 * @bad + 3 * 2 + 1;
 
 idle();
 
@@ -73,6 +73,14 @@ $r = fetch('/tiny.html', 'Accept-Encoding' => 'gzip');
 ok !defined $r->header('Content-Encoding');         # MinLength 100
 $r = fetch('/sub/deeper/tiny.html', 'Accept-Encoding' => 'gzip');
 ok t_cmp($r->header('Content-Encoding'), 'gzip', 'sub/deeper inherits sub');
+# 150 bytes: above the server's MinLength 100, below the default 256, in a
+# directory that sets none of its own: the server's value holds there.
+spew(docroot() . '/mid.html', 'm' x 150);
+chmod 0644, docroot() . '/mid.html';
+$r = fetch('/mid.html', 'Accept-Encoding' => 'gzip');
+ok t_cmp($r->header('Content-Encoding'), 'gzip',
+         'a directory without MinLength inherits the server\'s 100');
+ok t_cmp(decode_body($r), 'm' x 150);
 $r = fetch('/sub/deeper/page.html', 'Accept-Encoding' => 'gzip');
 ok t_cmp(gzip_xfl($r->content), 2, 'sub/deeper keeps the server levels');
 
@@ -87,6 +95,9 @@ $r = fetch('/style.css', 'Accept-Encoding' => 'gzip');
 ok !defined $r->header('Content-Encoding');         # inherited type list
 $r = fetch('/tiny.html', 'Accept-Encoding' => 'gzip');
 ok !defined $r->header('Content-Encoding');         # inherited MinLength
+$r = fetch('/mid.html?vhost', 'Accept-Encoding' => 'gzip');
+ok t_cmp($r->header('Content-Encoding'), 'gzip',
+         'vhost: the server\'s MinLength 100 too');
 $r = fetch('/sub/deeper/tiny.html?vhost', 'Accept-Encoding' => 'gzip');
 ok t_cmp($r->header('Content-Encoding'), 'gzip', 'vhost + directory');
 ok t_cmp(note_for(qr{^GET /sub/deeper/tiny.html\?vhost })->{level}, 1,

@@ -8,7 +8,7 @@ use Apache::Test;
 use Apache::TestUtil;
 use ADFTest;
 
-plan tests => 68;
+plan tests => 74;
 
 my $root = docroot();
 my $page = slurp("$root/index.html");
@@ -35,6 +35,16 @@ ok t_cmp(vary_count($r304), 1, 'identity 304 carries Vary');
 
 my $r = fetch($url, 'Accept-Encoding' => 'gzip', 'If-None-Match' => '"nope"');
 ok t_cmp($r->code, 200, 'unknown ETag -> 200');
+
+# The gzip tag from a client that no longer takes gzip: its stored body is
+# not one it may use, so it gets the body it accepts, not a 304.
+for my $ae ('identity', 'br;q=0, gzip;q=0, *;q=0, identity') {
+    $r = fetch("$url?refused", 'Accept-Encoding' => $ae,
+               'If-None-Match' => $gz_etag);
+    ok t_cmp($r->code, 200, "the gzip tag, Accept-Encoding: $ae -> 200");
+    ok t_cmp($r->header('Content-Encoding'), undef, '... as it is');
+    ok $r->content eq $page;
+}
 
 $r = fetch($url, 'Accept-Encoding' => 'gzip', 'If-Match' => $gz_etag);
 ok t_cmp($r->code, 200, 'If-Match with the gzip ETag -> 200');

@@ -12,7 +12,7 @@ use IO::Select;
 use Time::HiRes qw(time);
 use ADFTest;
 
-plan tests => 2 * 4;
+plan tests => 2 * 4 + 4 + 5;
 
 # Read the response from a raw socket until the first decompressed part
 # shows up; return the seconds it took and the text decoded so far.
@@ -65,4 +65,39 @@ for my $q ('', '?sse') {
              'first part decoded before the second was written');
     print "# flush.cgi$q: first part after ${secs}s\n";
     ok $secs < 2.5;   # the CGI stalls 3 s: the part came before that
+}
+
+# ---- a FLUSH from the handler: a sync flush, at once --------------------------
+# mod_bucketeer turns ^F into a FLUSH bucket and ^P into a pass: the body
+# A ^F ^P B comes as A, FLUSH, then B.  What precedes the first sync-flush
+# marker (00 00 ff ff) must inflate, on its own, to exactly A.
+{
+    my $root = docroot();
+    my ($a, $b) = ('A' . ('a' x 300) . "\n", 'B' . ('b' x 300) . "\n");
+    mkdir "$root/bucketeer";
+    spew("$root/bucketeer/flush.txt", "$a\x06\x10$b");
+    chmod 0644, "$root/bucketeer/flush.txt";
+    my $r = fetch('/bucketeer/flush.txt', 'Accept-Encoding' => 'gzip');
+    ok t_cmp($r->header('Content-Encoding'), 'gzip', 'A ^F ^P B: gzip');
+    my $body = $r->content;
+    my $at = index($body, "\x00\x00\xff\xff");
+    ok t_cmp($at > 10 ? 1 : 0, 1, 'a sync-flush marker after A');
+    my $inflate = Compress::Raw::Zlib::Inflate->new(WindowBits => -MAX_WBITS);
+    my $prefix = substr($body, 10, $at + 4 - 10);     # past the gzip header
+    my $out = '';
+    $inflate->inflate($prefix, $out);
+    ok t_cmp($out, $a, 'what precedes it inflates to exactly A');
+    ok t_cmp(decode_body($r), "$a$b", 'and the whole to A B');
+}
+
+# ---- an empty body from a CGI: as it is ----------------------------------------
+{
+    my $r = fetch('/cgi/empty.cgi', 'Accept-Encoding' => 'gzip');
+    ok t_cmp($r->code, 200, 'empty CGI body: 200');
+    ok t_cmp($r->header('Content-Encoding'), undef, 'not compressed');
+    ok t_cmp(length($r->content), 0, 'no byte');
+    my $n = note_for(qr{^GET /cgi/empty\.cgi });
+    ok t_cmp("$n->{coding} $n->{reason}", 'identity min-length',
+             'noted as too short');
+    ok t_cmp(vary_count($r), 1, 'Vary all the same');
 }

@@ -7,6 +7,7 @@ use warnings FATAL => 'all';
 use Apache::Test ();
 use Apache::TestRequest ();
 use Apache::TestUtil ();
+use Digest::SHA ();
 use IO::Socket::INET ();
 use IO::Uncompress::Gunzip qw(gunzip $GunzipError);
 use File::Temp qw(tempfile);
@@ -198,12 +199,15 @@ sub compress_to {
 }
 
 # Mark sibling $s as holding $f as it is now (adf_ident.h), the way
-# adaptive-precompress does.
+# adaptive-precompress does: version 3, with the SHA-256 of $s's bytes;
+# $version 2 as an earlier release did, without it.
 sub mark_sibling {
-    my ($f, $s) = @_;
+    my ($f, $s, $version) = @_;
     my ($ino, $size, $mt, $ct) = split ' ', `stat -c '%i %s %.9Y %.9Z' '$f'`;
-    system('setfattr', '-n', 'user.adaptive_deflate', '-v',
-           "2 ino=$ino size=$size mtime=$mt ctime=$ct", $s) == 0
+    my $mark = "ino=$ino size=$size mtime=$mt ctime=$ct";
+    $mark = ($version // 3) == 2 ? "2 $mark"
+          : "3 $mark sha256=" . Digest::SHA::sha256_hex(slurp($s));
+    system('setfattr', '-n', 'user.adaptive_deflate', '-v', $mark, $s) == 0
         or die "setfattr $s";
 }
 

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static adf_ident_t key(void)
 {
@@ -89,9 +90,14 @@ static adf_cache_trailer_t trailer(void)
 {
     adf_cache_trailer_t t;
 
+    int i;
+
     t.coding = ADF_BR;
     t.length = 12345;
     t.crc = 0xdeadbeef;
+    for (i = 0; i < ADF_DIGEST_LEN; i++) {
+        t.digest[i] = (unsigned char)(255 - i);
+    }
     t.key = key();
     return t;
 }
@@ -107,9 +113,69 @@ START_TEST(trailer_round_trip)
     ck_assert_int_eq(u.coding, ADF_BR);
     ck_assert(u.length == 12345);
     ck_assert_uint_eq(u.crc, 0xdeadbeef);
+    ck_assert(!memcmp(u.digest, t.digest, ADF_DIGEST_LEN));
     ck_assert(adf_ident_same(&u.key, &t.key));
-    /* the magic number ends the file */
+    /* the magic number ends the file; the coding is stored as its token,
+     * not as this build's number for it */
     ck_assert(!memcmp(buf + ADF_CACHE_TRAILER - 8, "ADFcache", 8));
+    ck_assert(!memcmp(buf + 4, "br\0\0\0\0\0\0", 8));
+}
+END_TEST
+
+/* An earlier release's entry (a version 1 trailer: 80 bytes, a coding
+ * number, no digest) is told apart from a damaged one. */
+START_TEST(trailer_of_an_earlier_release)
+{
+    unsigned char buf[ADF_CACHE_TRAILER] = { 0 }, *v1 = buf + 36;
+    adf_cache_trailer_t u;
+    apr_uint32_t crc;
+    int i;
+
+    v1[0] = 1;                      /* version */
+    v1[4] = 2;                      /* br */
+    crc = adf_cache_crc(0, v1, 68);
+    for (i = 0; i < 4; i++) {
+        v1[68 + i] = (unsigned char)(crc >> (8 * i));
+    }
+    memcpy(v1 + 72, "ADFcache", 8);
+    ck_assert_int_eq(adf_cache_trailer_parse(buf, 1000, &u),
+                     ADF_CACHE_TRAILER_OLD);
+    ck_assert_int_eq(adf_cache_trailer_parse(buf, 80, &u),
+                     ADF_CACHE_TRAILER_OLD);
+    ck_assert_int_eq(adf_cache_trailer_parse(buf, 79, &u),
+                     ADF_CACHE_TRAILER_BAD);
+    v1[10] ^= 1;                    /* damaged: not a trailer of any kind */
+    ck_assert_int_eq(adf_cache_trailer_parse(buf, 1000, &u),
+                     ADF_CACHE_TRAILER_BAD);
+}
+END_TEST
+
+/* Read from a file: short files, and files of exactly a trailer. */
+START_TEST(trailer_read_from_files)
+{
+    adf_cache_trailer_t t = trailer(), u;
+    unsigned char buf[ADF_CACHE_TRAILER];
+    char path[] = "/tmp/adf-trailer-XXXXXX";
+    int fd = mkstemp(path);
+
+    ck_assert_int_ge(fd, 0);
+    unlink(path);
+    t.length = 3;
+    adf_cache_trailer_format(buf, &t);
+    ck_assert_int_eq(write(fd, "abc", 3), 3);
+    ck_assert_int_eq(write(fd, buf, sizeof(buf)), (int)sizeof(buf));
+    ck_assert_int_eq(adf_cache_trailer_read(fd, 3 + ADF_CACHE_TRAILER, &u),
+                     ADF_CACHE_TRAILER_OK);
+    ck_assert(u.length == 3 && u.coding == ADF_BR);
+    /* a size larger than the file: cannot be read */
+    ck_assert_int_eq(adf_cache_trailer_read(fd, 4 + ADF_CACHE_TRAILER, &u),
+                     ADF_CACHE_TRAILER_BAD);
+    /* shorter than a trailer */
+    ck_assert_int_eq(adf_cache_trailer_read(fd, 10, &u),
+                     ADF_CACHE_TRAILER_BAD);
+    ck_assert_int_eq(adf_cache_trailer_read(fd, 0, &u),
+                     ADF_CACHE_TRAILER_BAD);
+    close(fd);
 }
 END_TEST
 
@@ -267,6 +333,8 @@ int main(void)
     tcase_add_test(tc, crc_is_crc32);
     tcase_add_test(tc, trailer_round_trip);
     tcase_add_test(tc, trailer_rejects_damage);
+    tcase_add_test(tc, trailer_of_an_earlier_release);
+    tcase_add_test(tc, trailer_read_from_files);
     tcase_add_test(tc, trailer_names_its_source);
     tcase_add_test(tc, index_arithmetic);
     tcase_add_test(tc, index_many);

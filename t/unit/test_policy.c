@@ -138,6 +138,13 @@ START_TEST(skips_in_order)
     ck_assert_int_ne(decide().coding, ADF_IDENTITY);
     in.budget = 0;
     ck_assert_str_eq(adf_reason_name(decide().reason), "load");
+    /* an empty body is "short" whatever MinLength says; one byte is not */
+    policy_setup();
+    conf.min_length = 0;
+    in.length = 0;
+    ck_assert_str_eq(adf_reason_name(decide().reason), "min-length");
+    in.length = 1;
+    ck_assert_int_ne(decide().coding, ADF_IDENTITY);
 }
 END_TEST
 
