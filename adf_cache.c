@@ -19,12 +19,14 @@
 #include <http_core.h>
 #include <http_protocol.h>
 #include <mod_status.h>
+#include <unixd.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define ADF_CACHE_RETAINED "mod_adaptive_deflate:cache"
@@ -92,9 +94,11 @@ static const char *probe_dir(void *baton, apr_pool_t *p)
     if ((fd = open(fd_path(p, pr->fd), O_RDONLY | O_DIRECTORY
                                              | O_CLOEXEC)) < 0) {
         return apr_psprintf(p, "cannot reach it through %s (%s): is /proc "
-                            "mounted?", fd_path(p, pr->fd),
+                            "mounted%s?", fd_path(p, pr->fd),
                             apr_strerror(APR_FROM_OS_ERROR(errno), buf,
-                                         sizeof(buf)));
+                                         sizeof(buf)),
+                            ap_unixd_config.chroot_dir ? " inside ChrootDir"
+                                                       : "");
     }
     close(fd);
     return NULL;
@@ -108,10 +112,49 @@ static const char *probe_dir(void *baton, apr_pool_t *p)
  * (a sticky one, like /tmp, keeps others from replacing what they do not
  * own).  The cache itself must not be sticky-writable either: anyone
  * could add entries. */
-static const char *unsafe(const char *path, const struct stat *st, int last,
-                          apr_pool_t *p)
+/* POSIX ACLs as Linux stores them (system.posix_acl_access): a 4-byte
+ * version, then 8-byte entries (tag, permissions, id; little-endian). */
+#define ACL_XATTR "system.posix_acl_access"
+#define ACL_TAG_USER 0x02
+#define ACL_TAG_GROUP 0x08
+#define ACL_PERM_WRITE 0x02
+
+/* The user or group an access ACL of directory fd lets write it besides
+ * root and the children's, as text; NULL when none. */
+static const char *acl_writer(int fd, apr_pool_t *p)
+{
+    unsigned char acl[4 + 8 * 64];
+    ssize_t n = fgetxattr(fd, ACL_XATTR, acl, sizeof(acl));
+    ssize_t i;
+
+    if (n == (ssize_t)sizeof(acl)) {
+        return "a user or group of its ACL";    /* more entries than read */
+    }
+    for (i = 4; i + 8 <= n; i += 8) {
+        unsigned tag = acl[i] | acl[i + 1] << 8;
+        unsigned perm = acl[i + 2] | acl[i + 3] << 8;
+        unsigned long id = (unsigned long)acl[i + 4] | acl[i + 5] << 8
+                           | (unsigned long)acl[i + 6] << 16
+                           | (unsigned long)acl[i + 7] << 24;
+
+        if (!(perm & ACL_PERM_WRITE) || id == 0) {
+            continue;
+        }
+        if (tag == ACL_TAG_USER && id != (unsigned long)adf_children_uid()) {
+            return apr_psprintf(p, "user %lu, through its ACL", id);
+        }
+        if (tag == ACL_TAG_GROUP && id != (unsigned long)adf_children_gid()) {
+            return apr_psprintf(p, "group %lu, through its ACL", id);
+        }
+    }
+    return NULL;
+}
+
+static const char *unsafe(const char *path, int fd, const struct stat *st,
+                          int last, apr_pool_t *p)
 {
     const char *what = last ? "" : " (a directory above the cache)";
+    const char *who;
 
     if (st->st_uid != 0 && st->st_uid != adf_children_uid()) {
         return apr_psprintf(p, "%s%s: owned by another user (uid %lu); "
@@ -127,6 +170,10 @@ static const char *unsafe(const char *path, const struct stat *st, int last,
         && st->st_gid != 0 && (last || !(st->st_mode & S_ISVTX))) {
         return apr_psprintf(p, "%s%s: another group may write it "
                             "(chmod g-w)", path, what);
+    }
+    if ((last || !(st->st_mode & S_ISVTX)) && (who = acl_writer(fd, p))) {
+        return apr_psprintf(p, "%s%s: %s may write it (setfacl -b)", path,
+                            what, who);
     }
     return NULL;
 }
@@ -164,7 +211,7 @@ static int open_dir(const char *dir, apr_pool_t *p, const char **err)
         }
         else {
             *err = !S_ISDIR(st.st_mode) ? "not a directory"
-                   : unsafe(at, &st, !*comp, p);
+                   : unsafe(at, fd, &st, !*comp, p);
         }
         if (*err || !*comp) {
             break;
@@ -196,15 +243,30 @@ static int open_dir(const char *dir, apr_pool_t *p, const char **err)
     return fd;
 }
 
-/* What is wrong with a cache directory, or NULL. */
-static const char *check_dir(const char *dir, apr_pool_t *p)
+/* Its device and inode, "dev:ino": one directory under two names (a
+ * link) is one cache. */
+static const char *dir_key(apr_pool_t *p, int fd)
+{
+    struct stat st;
+
+    return fstat(fd, &st) ? "" : apr_psprintf(p, "%lu:%lu",
+                                              (unsigned long)st.st_dev,
+                                              (unsigned long)st.st_ino);
+}
+
+/* What is wrong with a cache directory, or NULL; *key names the
+ * directory it is (dir_key). */
+static const char *check_dir(const char *dir, apr_pool_t *p,
+                             const char **key)
 {
     const char *err;
     probe_t pr;
 
+    *key = NULL;
     if ((pr.fd = open_dir(dir, p, &err)) < 0) {
         return err;
     }
+    *key = dir_key(p, pr.fd);
     if ((err = adf_as_children(probe_dir, &pr, p)) != NULL) {
         err = apr_psprintf(p, "%s cannot write in it: %s",
                            adf_children_user(), err);
@@ -298,34 +360,39 @@ int adf_cache_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                                        v->module_config,
                                        &adaptive_deflate_module);
         const adf_cache_conf_t *cc = sc->cache, *other;
-        const char *err = NULL;
+        const char *err = NULL, *key;
 
         if (!cc) {
             continue;
         }
-        if ((other = apr_hash_get(seen, cc->dir, APR_HASH_KEY_STRING))) {
-            if (other->max != cc->max) {
-                err = apr_psprintf(ptemp, "a second size for this "
-                                   "directory (the first: %s)", other->at);
-            }
-        }
-        else if ((site = holds_a_site(s, cc->dir))) {
+        if ((site = holds_a_site(s, cc->dir))) {
             err = apr_psprintf(ptemp, "holds the DocumentRoot %s", site);
         }
-        else {
-            apr_hash_set(seen, cc->dir, APR_HASH_KEY_STRING, cc);
-            if (!stop && (err = check_dir(cc->dir, ptemp)) && restart) {
-                /* The directory went away (rm -rf, tmpfiles) while the
-                 * server ran, and the parent reads the configuration
-                 * again (a signal: SIGUSR1, SIGHUP): a reload must not
-                 * take the site down. */
-                ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, ADFLOGNO(00028)
-                             "AdaptiveDeflateCache %s (%s): %s; going on "
-                             "without this cache until a restart finds the "
-                             "directory usable", cc->dir, cc->at, err);
-                without_cache(s, cc->dir);
-                continue;
+        else if (stop) {
+            continue;
+        }
+        else if ((err = check_dir(cc->dir, ptemp, &key)) && restart) {
+            /* The directory went away (rm -rf, tmpfiles) while the
+             * server ran, and the parent reads the configuration again
+             * (a signal: SIGUSR1, SIGHUP): a reload must not take the
+             * site down. */
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, ADFLOGNO(00028)
+                         "AdaptiveDeflateCache %s (%s): %s; going on "
+                         "without this cache until a restart finds the "
+                         "directory usable", cc->dir, cc->at, err);
+            without_cache(s, cc->dir);
+            continue;
+        }
+        else if (!err && (other = apr_hash_get(seen, key,
+                                               APR_HASH_KEY_STRING))) {
+            if (other->max != cc->max) {
+                err = apr_psprintf(ptemp, "a second size for this directory "
+                                   "(the first: %s, as %s)", other->at,
+                                   other->dir);
             }
+        }
+        else if (!err) {
+            apr_hash_set(seen, key, APR_HASH_KEY_STRING, cc);
         }
         if (err) {
             ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_EMERG, 0, NULL,
@@ -429,8 +496,10 @@ int adf_cache_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                           apr_pool_t *ptemp, server_rec *s)
 {
     adf_cache_gen_t *g;
+    const char *err;
     server_rec *v;
-    int i;
+    struct stat st;
+    int i, fd;
 
     gen = NULL;
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
@@ -452,32 +521,37 @@ int adf_cache_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         if (!cc) {
             continue;
         }
-        for (i = 0; i < g->n && strcmp(g->dir[i].conf->dir, cc->dir); i++) {
+        if ((fd = open_dir(cc->dir, ptemp, &err)) < 0) {
+            /* changed since check_config looked */
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, ADFLOGNO(00028)
+                         "AdaptiveDeflateCache %s (%s): %s; going on "
+                         "without this cache until a restart finds the "
+                         "directory usable", cc->dir, cc->at, err);
+            cc->index = -1;
+            continue;
         }
-        if (i == ADF_CACHE_DIRS) {
+        /* one directory under two names is one cache */
+        fstat(fd, &st);
+        for (i = 0; i < g->n && (g->dir[i].dev != (apr_uint64_t)st.st_dev
+                                 || g->dir[i].ino != (apr_uint64_t)st.st_ino);
+             i++) {
+        }
+        if (i < g->n) {
+            close(fd);
+        }
+        else if (i == ADF_CACHE_DIRS) {
+            close(fd);
             ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_EMERG, 0, NULL,
                          ADFLOGNO(00019) "AdaptiveDeflateCache %s (%s): "
                          "more than %d cache directories", cc->dir, cc->at,
                          ADF_CACHE_DIRS);
             return HTTP_INTERNAL_SERVER_ERROR;
         }
-        if (i == g->n) {
-            adf_cache_dir_t *d = &g->dir[i];
-            const char *err;
-            struct stat st;
-
-            d->conf = cc;
-            if ((d->fd = open_dir(cc->dir, ptemp, &err)) < 0) {
-                /* changed since check_config looked */
-                ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, ADFLOGNO(00028)
-                             "AdaptiveDeflateCache %s (%s): %s; going on "
-                             "without this cache until a restart finds the "
-                             "directory usable", cc->dir, cc->at, err);
-            }
-            else if (fstat(d->fd, &st) == 0) {
-                d->dev = (apr_uint64_t)st.st_dev;
-                d->ino = (apr_uint64_t)st.st_ino;
-            }
+        else {
+            g->dir[i].conf = cc;
+            g->dir[i].fd = fd;
+            g->dir[i].dev = (apr_uint64_t)st.st_dev;
+            g->dir[i].ino = (apr_uint64_t)st.st_ino;
             g->n++;
         }
         cc->index = i;
@@ -694,7 +768,7 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
     memo_t m;
     int fd, *held, keep, old;
 
-    if (!cr->settled || dir->fd < 0) {
+    if (!cr->settled) {
         return 0;   /* F may be written again under the same identity */
     }
     adf_cache_entry_name(name, cr->hash, c);
@@ -704,7 +778,10 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
     held = apr_palloc(r->pool, sizeof(*held));
     *held = fd;
     apr_pool_cleanup_register(r->pool, held, close_fd, apr_pool_cleanup_null);
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    /* The worker, this user, writes every entry: another owner's file
+     * (root's or a user's whom an ACL let in) is none of ours. */
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
+        || st.st_uid != geteuid()) {
         return 0;
     }
     if (!memo_get(&st, &cr->key, c, &m)) {

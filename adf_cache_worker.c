@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -489,28 +490,35 @@ static void recover(const adf_cache_gen_t *g)
 }
 
 /* What read_source found. */
-enum { SOURCE_READ, SOURCE_CHANGED, SOURCE_UNSETTLED };
+enum { SOURCE_READ, SOURCE_CHANGED, SOURCE_UNSETTLED, SOURCE_UNTRACKED };
 
 /* Read the queued file whole, if it is still the version the request saw,
- * is settled (no write can keep its identity from now on: the clock is
- * the kernel's coarse one, which stamps inodes) and stays that version
- * while it is read. */
+ * on a filesystem whose ctime moves with every change, settled (no write
+ * can keep its identity from now on: the clock is the kernel's coarse
+ * one, which stamps inodes) and stays that version while it is read.
+ * Opened without blocking: a FIFO put in F's place must not hold the
+ * worker (only a regular file is read). */
 static int read_source(job_t *j)
 {
     adf_ident_t now, queued = j->item.key;
     struct timespec clock;
+    struct statfs fs;
     struct stat st;
     adf_ts_t t;
     apr_size_t got = 0;
     ssize_t n;
-    int fd = open(j->item.path, O_RDONLY | O_CLOEXEC), rc = SOURCE_CHANGED;
+    int fd = open(j->item.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC),
+        rc = SOURCE_CHANGED;
 
     if (fd < 0) {
         return SOURCE_CHANGED;
     }
     clock_gettime(CLOCK_REALTIME_COARSE, &clock);
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
-        && st.st_size <= ADF_CACHE_FILE_MAX) {
+    if (fstatfs(fd, &fs) == 0 && !adf_fs_tracks_changes((long)fs.f_type)) {
+        rc = SOURCE_UNTRACKED;
+    }
+    else if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
+             && st.st_size <= ADF_CACHE_FILE_MAX) {
         adf_ident_of_stat(&j->key, &st);
         now = j->key;
         adf_cache_key_usec(&now);
@@ -552,10 +560,11 @@ static int read_source(job_t *j)
     return rc;
 }
 
-/* Does the index's file of coding c in rec still exist?  One that went
- * behind the index's back (a request dropped it as damaged, an operator,
- * tmpfiles, another server on the directory) is forgotten, to be made
- * again: else the file would stay a miss until the next restart. */
+/* Does the index's file of coding c in rec still exist, as ours?  One
+ * that went behind the index's back (a request dropped it as damaged, an
+ * operator, tmpfiles, another server on the directory) or was replaced by
+ * another user's is forgotten, to be made again: else the file would stay
+ * a miss until the next restart. */
 static int still_there(const adf_cache_gen_t *g, int i, adf_cache_rec_t *rec,
                        adf_coding_e c)
 {
@@ -566,8 +575,14 @@ static int still_there(const adf_cache_gen_t *g, int i, adf_cache_rec_t *rec,
         return 0;
     }
     adf_cache_entry_name(name, rec->hash, c);
-    if (fstatat(dfd(g, i), name, &st, AT_SYMLINK_NOFOLLOW) == 0
-        || errno != ENOENT) {
+    if (fstatat(dfd(g, i), name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (st.st_uid == geteuid()) {
+            return 1;
+        }
+        /* not ours (planted: requests refuse it): made again */
+        unlinkat(dfd(g, i), name, 0);
+    }
+    else if (errno != ENOENT) {
         return 1;
     }
     w.index[i].bytes -= rec->file[c];
@@ -589,11 +604,13 @@ static int start_job(const adf_cache_gen_t *g, apr_pool_t *parent)
         return 0;
     }
     j->active = 1;
-    if (dfd(g, j->item.cache) < 0 || apr_pool_create(&j->pool, parent)
+    if (apr_pool_create(&j->pool, parent)
         || (read = read_source(j)) != SOURCE_READ) {
         ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s, "cache worker: %s %s, "
                      "left", j->item.path, read == SOURCE_UNSETTLED
                      ? "changed within its timestamp's tick"
+                     : read == SOURCE_UNTRACKED
+                     ? "on a filesystem whose ctime does not follow changes"
                      : "changed or gone");
         end_job(g);     /* a later request queues it */
         return 1;
@@ -875,9 +892,7 @@ static apr_status_t tick(int state, void *data, apr_pool_t *pool)
                      (long)getpid());
         recover(g);
         for (i = 0; i < g->n; i++) {
-            if (dfd(g, i) >= 0) {
-                scan(g, i);
-            }
+            scan(g, i);
         }
         w.scanned = 1;
         apr_pool_cleanup_register(apr_pool_parent_get(pool), (void *)g,

@@ -49,6 +49,7 @@ typedef struct {
     int count_eligible;         /* length unknown: counted at the end */
     int slow;                   /* ... for a slow client (-1: not asked) */
     int sent;                   /* something was passed on */
+    apr_off_t head_bytes;       /* a HEAD's body, which is dropped */
     const char *load;           /* not NULL: d is still to be noted */
     adf_decision_t d;
     const char *etag, *err_etag;    /* the handler's, before our suffix */
@@ -533,8 +534,10 @@ static apr_status_t compress_whole(request_rec *r, adf_ctx_t *ctx,
  * went out yet: it goes as it is, not as an empty compressed stream. */
 static void send_empty(request_rec *r, adf_ctx_t *ctx)
 {
-    adf_stream_close(ctx->stream);
-    ctx->stream = NULL;
+    if (ctx->stream) {
+        adf_stream_close(ctx->stream);
+        ctx->stream = NULL;
+    }
     apr_table_unset(r->headers_out, "Content-Encoding");
     if (ctx->etag) {
         apr_table_setn(r->headers_out, "ETag", ctx->etag);
@@ -707,9 +710,9 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     ctx->etag = apr_table_get(r->headers_out, "ETag");
     ctx->err_etag = apr_table_get(r->err_headers_out, "ETag");
     set_headers(r, f, d.coding);
-    if (ctx->stream && len < 0) {
+    if (len < 0) {
         /* A body of unknown length may turn out empty: decided for good
-         * at its first byte (adf_out_filter). */
+         * at its first byte (adf_out_filter); a HEAD's as its GET's. */
         ctx->d = d;
         ctx->load = load_text(r, seen);
         return APR_SUCCESS;
@@ -747,7 +750,8 @@ apr_status_t adf_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 
         if (APR_BUCKET_IS_EOS(e)) {
             if (ctx->load && !ctx->sent
-                && !adf_stream_bytes_in(ctx->stream)) {
+                && !(ctx->stream ? adf_stream_bytes_in(ctx->stream)
+                                 : ctx->head_bytes)) {
                 send_empty(f->r, ctx);
             }
             if (ctx->stream) {
@@ -789,7 +793,13 @@ apr_status_t adf_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
         }
         if (!ctx->stream) {
             /* HEAD: the body would be dropped after the headers anyway;
-             * dropping it here keeps its length out of Content-Length. */
+             * dropping it here keeps its length out of Content-Length.
+             * Whether it has a byte decides its headers, as for GET. */
+            if (ctx->load && !ctx->head_bytes
+                && apr_bucket_read(e, &data, &len, APR_BLOCK_READ)
+                   == APR_SUCCESS) {
+                ctx->head_bytes = (apr_off_t)len;
+            }
             apr_bucket_delete(e);
             continue;
         }

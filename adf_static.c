@@ -96,7 +96,8 @@ static int served_verbatim(request_rec *r)
 typedef enum {
     MARK_OK,            /* names F as it is */
     MARK_NONE,          /* no mark: nobody vouched for this sibling */
-    MARK_OTHER          /* names another version of F */
+    MARK_OTHER,         /* names another version of F */
+    MARK_FOREIGN        /* on a file F's owner did not write */
 } mark_e;
 
 /* The proof that a sibling holds F's current bytes: the mark
@@ -167,6 +168,13 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
     if (sfi->size == 0 && f->size > 0) {
         return 0;   /* an empty sibling is broken, not compressed */
     }
+    /* A mark is an extended attribute whoever writes the file may set: in
+     * a directory others may write (a sticky /tmp-like one), another
+     * user's file would stand for F.  F's owner or root wrote ours. */
+    if (sfi->user != f->user && sfi->user != 0) {
+        *mark = MARK_FOREIGN;
+        return 0;
+    }
     adf_ident_of_finfo(&fid, f);
     if ((*mark = mark_of(path, &fid, sfi->size, digest)) != MARK_OK) {
         return 0;
@@ -213,8 +221,9 @@ static void log_stale(request_rec *r, const char *path, mark_e mark)
         ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, ADFLOGNO(00009)
                       "ignoring %s: %s %s (run adaptive-precompress)", path,
                       mark == MARK_NONE ? "no mark shows that it holds"
-                                        : "its mark names another version of",
-                      r->filename);
+                      : mark == MARK_FOREIGN ? "it is owned by neither root "
+                                               "nor the owner of"
+                      : "its mark names another version of", r->filename);
     }
 }
 

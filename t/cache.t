@@ -31,8 +31,8 @@ if ($> == 0) {
         $can_mount = 1;
     }
 }
-plan tests => 177 + 3 * scalar(grep { $_ ne 'zstd' } codings()) - ($one ? 24 : 0)
-    - ($> == 0 ? 0 : 4) - ($can_mount && !$one ? 0 : 5);
+plan tests => 180 + 3 * scalar(grep { $_ ne 'zstd' } codings()) - ($one ? 24 : 0)
+    - ($> == 0 ? 0 : 7) - ($can_mount && !$one ? 0 : 5);
 
 my $root = docroot();
 my $dir = "$root/cache";
@@ -182,6 +182,26 @@ if ($> == 0) {
         ($rc, $out) = configtest("AdaptiveDeflateCache $tmp/$name/c 1M\n");
         ok t_cmp($want ? $out : $rc, $want // 0, $what);
     }
+    # An ACL that lets another user write is a writer like the mode bits.
+    make_path("$tmp/acl");
+    chown $nobody, -1, "$tmp/acl";
+    chmod 0700, "$tmp/acl";
+    system('setfacl', '-m', 'u:daemon:rwx', "$tmp/acl") == 0 or die "setfacl";
+    ($rc, $out) = configtest("AdaptiveDeflateCache $tmp/acl 1M\n");
+    ok t_cmp($out, qr{ADF00017: .*\Q$tmp\E/acl: user \d+, through its ACL may write it},
+             'an ACL that lets another user write: refused');
+    # One directory under two names (a link) is one cache: one size.
+    symlink "$tmp/good", "$tmp/goodlink" or die "symlink: $!";
+    ($rc, $out) = configtest("AdaptiveDeflateCache $tmp/good 1M\n"
+                             . "<VirtualHost 127.0.0.1:1>\nAdaptiveDeflateCache $tmp/goodlink 64k\n</VirtualHost>\n");
+    ok t_cmp($out, qr{ADF00017: AdaptiveDeflateCache \Q$tmp\E/goodlink .*: a second size for this directory \(the first: \Q$conf\E:$line, as \Q$tmp\E/good\)},
+             'one directory under two names, two sizes: refused');
+    # The children run in ChrootDir, where entries are reached through
+    # /proc: without /proc there, httpd does not start.
+    make_path("$tmp/jail");
+    ($rc, $out) = configtest("ChrootDir $tmp/jail\nAdaptiveDeflateCache $tmp/good 1M\n");
+    ok t_cmp($out, qr{ADF00017: .*cannot reach it through /proc/self/fd/\d+ .*: is /proc mounted inside ChrootDir\?},
+             'ChrootDir without /proc: refused at start-up');
 }
 ($rc, $out) = configtest("<Directory $tmp>\nAdaptiveDeflateCache $tmp/good 1M\n</Directory>\n");
 ok t_cmp($out, qr{line @{[$line + 1]} of \Q$conf\E:\s*AdaptiveDeflateCache: DIR MAXSIZE belongs in the server config},
@@ -198,7 +218,7 @@ ok t_cmp($out, qr{ADF00017: .*: holds the DocumentRoot \Q$tmp\E/good/site},
 ok t_cmp($out, qr{AdaptiveDeflateCache: takes DIR MAXSIZE}, 'one word: On or Off');
 ($rc, $out) = configtest("AdaptiveDeflateCache $tmp/good 1M\n"
                          . "<VirtualHost 127.0.0.1:1>\nAdaptiveDeflateCache $tmp/good 2M\n</VirtualHost>\n");
-ok t_cmp($out, qr{ADF00017: .*: a second size for this directory \(the first: \Q$conf\E:$line\)},
+ok t_cmp($out, qr{ADF00017: .*: a second size for this directory \(the first: \Q$conf\E:$line, as \Q$tmp\E/good\)},
          'one directory, one size');
 
 # ---- a directory that goes away while the server runs ---------------------------

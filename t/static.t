@@ -13,7 +13,7 @@ use Apache::TestRequest ();
 use LWP::UserAgent ();
 use ADFTest;
 
-plan tests => 64;
+plan tests => 67;
 
 my $root = docroot();
 my $dir = "$root/static";
@@ -24,7 +24,7 @@ my $old = time - 1000;
 my $decoy = "DECOY sibling\n" x 40;
 
 for my $name (qw(page index gzonly stale dir fifo unreadable sameedit
-                 rollback unmarked chmodded)) {
+                 rollback unmarked chmodded foreign)) {
     spew("$dir/$name.html", $orig);
     chmod 0644, "$dir/$name.html";
     utime $old, $old, "$dir/$name.html";
@@ -47,6 +47,10 @@ mkdir "$dir/dir.html.gz";
 mkfifo("$dir/fifo.html.gz", 0644) or die "mkfifo: $!";
 make_sibling("$dir/unreadable.html", 'gzip', $decoy);
 chmod 0000, "$dir/unreadable.html.gz";
+# Another user's file with a mark that names F (in a directory others may
+# write, anyone can make one): only F's owner or root wrote ours.
+make_sibling("$dir/foreign.html", 'gzip', $decoy);
+chown((getpwnam('nobody'))[2], -1, "$dir/foreign.html.gz") if $> == 0;
 
 # Symlinked siblings: allowed under FollowSymLinks, refused without it,
 # and under SymLinksIfOwnerMatch only when owners match.
@@ -202,7 +206,7 @@ $r = fetch('/static/gzonly.html', 'Accept-Encoding' => 'gzip, br');
 ok t_cmp($r->header('Content-Encoding'), 'gzip', 'only .gz exists: served');
 ok $r->content eq slurp("$dir/gzonly.html.gz");
 
-for my $case (qw(stale dir fifo unreadable nolink ownerlinks/b)) {
+for my $case (qw(stale dir fifo unreadable nolink ownerlinks/b foreign)) {
     $r = fetch("/static/$case.html", 'Accept-Encoding' => 'gzip');
     ok t_cmp($r->code, 200, "$case: 200");
     ok t_cmp(decode_body($r), $orig, "$case: not the sibling");
@@ -218,6 +222,8 @@ ok t_cmp(decode_body($r), $v2, 'chmod and link of an old sibling: not served');
 my $log = slurp(serverroot() . '/logs/error_log');
 ok t_cmp($log, qr/ignoring \S*stale\.html\.gz: its mark names another version/,
          'stale logged');
+ok t_cmp($log, qr/ignoring \S*foreign\.html\.gz: it is owned by neither root nor the owner of/,
+         'another owner\'s logged');
 # (a build without brotli does not look at .br files)
 ok t_cmp($log =~ /ignoring \S*unmarked\.html\.br: no mark shows that it holds/
          ? 'logged' : 'not logged', $b ? 'logged' : 'not logged',

@@ -20,13 +20,15 @@ use Digest::SHA qw(sha256 sha256_hex);
 use File::Path qw(make_path);
 use File::Temp qw(tempdir);
 use JSON::PP ();
+use POSIX ();
 use Time::HiRes qw(sleep time);
 use ADFTest;
 
 # A one-process server (valgrind) serves what needs no scratch server.
 my $one = $ENV{ADF_VALGRIND} ? 1 : 0;
 my @codings = codings();
-plan tests => 7 + 10 + 2 * @codings + 3 + 10 + ($one ? 0 : 3 + 5 + 2);
+plan tests => 7 + 3 + 2 + 2 + 10 + 2 * @codings + 3 + 10
+    + ($one ? 0 : 3 + 5 + 2);
 
 my $root = docroot();
 my $text = slurp("$root/corpus/book.txt");
@@ -34,6 +36,8 @@ my $page = slurp("$root/corpus/page.html");
 my $c = built('br') ? 'br' : 'gzip';       # the cache's first coding here
 my $ext = sibling_ext($c);
 my $ua = Apache::TestRequest::user_agent();
+my $nobody = (getpwnam('nobody'))[2];
+my $nogroup = (getgrnam('nogroup'))[2];
 $> == 0 or print "# not root: the loop mount and the scratch servers fail\n";
 
 sub status { JSON::PP::decode_json(fetch('/adf-status?json')->content) }
@@ -66,6 +70,7 @@ sub put {
     rename "$file.new", $file or die "rename $file: $!";
 }
 
+my $mtime = time - 5000;        # dated alike: cp -p, rsync -a
 idle();
 
 # ---- same-second edits on a filesystem of whole seconds -----------------------
@@ -125,6 +130,95 @@ ok t_cmp(-d $mnt && !-e "$mnt/probe" ? 1 : 0, 1, 'unmounted');
 rmdir $mnt;
 ok t_cmp(written() > 0 ? 1 : 0, 1, 'the worker wrote entries meanwhile');
 
+# ---- a filesystem whose ctime does not follow changes: never cached ---------
+# Two squashfs images built with one normalised time (as image builds do)
+# give two versions of a file one identity: device, inode, size, mtime
+# and ctime.  Files there are compressed on the fly, never cached.
+my $sq = "$root/cache/sq";
+my $sqi = serverroot() . '/sq';
+make_path($sq, "$sqi/v1", "$sqi/v2");
+my ($sv1, $sv2) = (substr($text, 7000, 20000), substr($text, 7000, 20000));
+substr($sv2, 100, 1) = substr($sv2, 100, 1) eq 'x' ? 'y' : 'x';
+spew("$sqi/v1/app.html", $sv1);
+spew("$sqi/v2/app.html", $sv2);
+my $sq_ok = 1;
+for my $v (qw(v1 v2)) {
+    $sq_ok &&= system("mksquashfs '$sqi/$v' '$sqi/$v.img' -all-time 1700000000"
+                      . " -all-root -noappend -quiet >/dev/null 2>&1") == 0;
+}
+my $sq_mounted;
+END { system('umount', '-l', $sq) if $sq_mounted }
+$sq_mounted = $sq_ok && system('mount', '-o', 'loop,ro', "$sqi/v1.img", $sq) == 0;
+ok t_cmp($sq_mounted ? 1 : 0, 1, 'a squashfs image with normalised times, mounted');
+my $sq_hits = 0;
+for (1 .. 15) {
+    my ($r, $n) = req('/cache/sq/app.html', $c);
+    $sq_hits++ if ($n->{cache} // '') eq 'hit';
+    sleep 0.2;
+}
+ok t_cmp($sq_hits, 0, 'its files are never answered from the cache');
+system('umount', $sq) if $sq_mounted;
+$sq_mounted = $sq_ok && system('mount', '-o', 'loop,ro', "$sqi/v2.img", $sq) == 0;
+my ($sqr) = req('/cache/sq/app.html', $c);
+ok t_cmp(decode_body($sqr), $sv2, 'the next image\'s version, not the first');
+system('umount', $sq) if $sq_mounted;
+$sq_mounted = 0;
+
+# ---- a FIFO swapped in for a queued file does not stop the worker -----------
+# The worker opens files without blocking and reads only regular ones.
+make_path("$root/cache/fifo");
+put("$root/cache/fifo/x.html", substr($text, 9000, 20000));
+set_load(90);       # not idle: the file stays queued
+wait_for(sub { !status()->{cache}{idle} }, 10) or die 'still idle';
+req('/cache/fifo/x.html', $c);
+POSIX::mkfifo("$root/cache/fifo/ff", 0644) or die "mkfifo: $!";
+rename "$root/cache/fifo/ff", "$root/cache/fifo/x.html" or die;
+my $errlog = serverroot() . '/logs/error_log';
+my $logged = length slurp($errlog);
+idle();
+put("$root/cache/fifo/after.html", substr($text, 30000, 20000));
+my ($ar, $an) = wait_hit('/cache/fifo/after.html', $c, 30);
+ok t_cmp($an->{cache}, 'hit', 'the worker goes on after a FIFO (a later file cached)');
+# ... the same worker: it was not stuck until its child retired
+my $since = substr(slurp($errlog), $logged);
+ok t_cmp(($since =~ m{fifo/x\.html changed or gone, left}
+          && $since !~ m{fifo/x\.html, left unfinished}) ? 1 : 0, 1,
+         'the FIFO was left at once, not by a worker stuck on it');
+unlink "$root/cache/fifo/x.html";
+
+# ---- an entry another user planted is not served ------------------------------
+# (the worker, the children's user, writes every entry: another owner's
+# file, however valid its trailer, is no entry)
+{
+    my $cdir = serverroot() . '/adfcache';
+    make_path("$root/cache/plant");
+    my $real = substr($text, 50000, 20000);
+    put("$root/cache/plant/p.html", $real, $mtime);
+    wait_hit('/cache/plant/p.html', $c);
+    # the entry that decodes to the page (its trailer stripped)
+    my ($entry) = grep { (decode_as($c, substr(slurp($_), 0, -116)) // '') eq $real }
+                  glob("$cdir/*$ext");
+    defined $entry or die 'no entry decodes to the page';
+    my $forged = "$entry.forged";
+    system('cp', '-p', $entry, $forged) == 0 or die;
+    forge($entry, $forged, $c, '<script>alert("planted")</script>' . ('.' x 300));
+    chown((getpwnam('daemon'))[2], -1, $forged);
+    chmod 0644, $forged;        # readable: what its owner would make it
+    rename $forged, $entry or die;
+    my ($bad, $good) = (0, 0);
+    for (1 .. 5) {
+        my ($pr) = req('/cache/plant/p.html', $c);
+        my $body = decode_body($pr) // '';
+        $bad++ if $body =~ /planted/;
+        $good++ if $body eq $real;
+    }
+    ok t_cmp("$good real, $bad planted", '5 real, 0 planted',
+             'an entry of another owner is never served');
+    my ($hr, $hn) = wait_hit('/cache/plant/p.html', $c, 30);
+    ok t_cmp(($hn->{cache} // '') eq 'hit' && decode_body($hr) eq $real ? 1 : 0, 1,
+             'the worker makes it again, its own');
+}
+
 # ---- one ETag per body: two versions, one mtime, equal entry lengths ----------
 # v2 differs from v1 in two bytes swapped: the same size, and (for brotli,
 # searched with the CLI at the cache's settings) the same entry length.
@@ -151,7 +245,6 @@ for my $at (map { 97 * $_ } 1 .. 150) {
     }
 }
 ok t_cmp(defined $v2 ? 1 : 0, 1, 'a second version of the same size');
-my $mtime = time - 5000;
 make_path("$root/cache/tags");
 put("$root/cache/tags/page.html", $v1, $mtime);
 my ($r1) = wait_hit('/cache/tags/page.html', $c);
@@ -250,8 +343,6 @@ ok t_cmp(fetch('/mvsib/page', 'If-None-Match' => $st)->code, 200,
 
 # ---- scratch servers: the cache's directory, a full filesystem, churn ----------
 exit 0 if $one;
-my $nobody = (getpwnam('nobody'))[2];
-my $nogroup = (getgrnam('nogroup'))[2];
 
 # A server of its own with a cache at $cache (MAXSIZE $max), idle.
 sub cache_server {

@@ -12,7 +12,7 @@ use IO::Select;
 use Time::HiRes qw(time);
 use ADFTest;
 
-plan tests => 2 * 4 + 4 + 5;
+plan tests => 2 * 4 + 4 + 2 * 7;
 
 # Read the response from a raw socket until the first decompressed part
 # shows up; return the seconds it took and the text decoded so far.
@@ -90,14 +90,17 @@ for my $q ('', '?sse') {
     ok t_cmp(decode_body($r), "$a$b", 'and the whole to A B');
 }
 
-# ---- an empty body from a CGI: as it is ----------------------------------------
-{
-    my $r = fetch('/cgi/empty.cgi', 'Accept-Encoding' => 'gzip');
-    ok t_cmp($r->code, 200, 'empty CGI body: 200');
+# ---- an empty body from a CGI: as it is, for GET and HEAD alike -----------------
+for my $q ('', '?cl0') {
+    my $r = fetch("/cgi/empty.cgi$q", 'Accept-Encoding' => 'gzip');
+    ok t_cmp($r->code, 200, "empty CGI body$q: 200");
     ok t_cmp($r->header('Content-Encoding'), undef, 'not compressed');
     ok t_cmp(length($r->content), 0, 'no byte');
-    my $n = note_for(qr{^GET /cgi/empty\.cgi });
+    my $n = note_for(qr{^GET /cgi/empty\.cgi\Q$q\E });
     ok t_cmp("$n->{coding} $n->{reason}", 'identity min-length',
              'noted as too short');
     ok t_cmp(vary_count($r), 1, 'Vary all the same');
+    my $h = head("/cgi/empty.cgi$q", 'Accept-Encoding' => 'gzip');
+    ok t_cmp($h->header('Content-Encoding'), undef, 'HEAD: as GET');
+    ok t_cmp(vary_count($h), 1, 'HEAD: Vary');
 }

@@ -48,6 +48,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -814,6 +815,7 @@ enum { DONE, FAILED, CHANGED };
 static int attempt(apr_pool_t *p, int dir, const char *name, const char *path,
                    job_t *jobs, int njobs)
 {
+    struct statfs fs;
     struct stat st;
     adf_ident_t f;
     int in, i, writes = 0, rc = DONE;
@@ -835,8 +837,16 @@ static int attempt(apr_pool_t *p, int dir, const char *name, const char *path,
         error(path, "cannot read: %s", strerror(errno));
         return FAILED;
     }
-    if (fstat(in, &st) != 0) {
+    if (fstat(in, &st) != 0 || fstatfs(in, &fs) != 0) {
         error(path, "cannot stat: %s", strerror(errno));
+        close(in);
+        return FAILED;
+    }
+    if (S_ISREG(st.st_mode) && !adf_fs_tracks_changes((long)fs.f_type)) {
+        /* (the module would take a later version for this one) */
+        error(path, "its filesystem does not move a file's change time at "
+              "every change (an image or FAT): a sibling cannot be shown "
+              "to hold its current version");
         close(in);
         return FAILED;
     }
