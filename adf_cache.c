@@ -9,6 +9,7 @@
  * remembers the file (device, inode, size, mtime, ctime) as good.
  */
 #include "adf_cache_shared.h"
+#include "adf_safedir.h"
 #include "adf_shm.h"
 #include "adf_unixd.h"
 
@@ -26,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #define ADF_CACHE_RETAINED "mod_adaptive_deflate:cache"
@@ -104,143 +104,15 @@ static const char *probe_dir(void *baton, apr_pool_t *p)
     return NULL;
 }
 
-/* What is wrong with directory st (named path) on the way to a cache,
- * or NULL.  Whoever may replace a directory on the way (its owner, or
- * whoever may write the one above it) may swap the cache for a
- * directory of planted entries, served as other files: every directory
- * must be root's or the children's user's, and writable by no one else
- * (a sticky one, like /tmp, keeps others from replacing what they do not
- * own).  The cache itself must not be sticky-writable either: anyone
- * could add entries. */
-/* POSIX ACLs as Linux stores them (system.posix_acl_access): a 4-byte
- * version, then 8-byte entries (tag, permissions, id; little-endian). */
-#define ACL_XATTR "system.posix_acl_access"
-#define ACL_TAG_USER 0x02
-#define ACL_TAG_GROUP 0x08
-#define ACL_PERM_WRITE 0x02
-
-/* The user or group an access ACL of directory fd lets write it besides
- * root and the children's, as text; NULL when none. */
-static const char *acl_writer(int fd, apr_pool_t *p)
-{
-    unsigned char acl[4 + 8 * 64];
-    ssize_t n = fgetxattr(fd, ACL_XATTR, acl, sizeof(acl));
-    ssize_t i;
-
-    if (n == (ssize_t)sizeof(acl)) {
-        return "a user or group of its ACL";    /* more entries than read */
-    }
-    for (i = 4; i + 8 <= n; i += 8) {
-        unsigned tag = acl[i] | acl[i + 1] << 8;
-        unsigned perm = acl[i + 2] | acl[i + 3] << 8;
-        unsigned long id = (unsigned long)acl[i + 4] | acl[i + 5] << 8
-                           | (unsigned long)acl[i + 6] << 16
-                           | (unsigned long)acl[i + 7] << 24;
-
-        if (!(perm & ACL_PERM_WRITE) || id == 0) {
-            continue;
-        }
-        if (tag == ACL_TAG_USER && id != (unsigned long)adf_children_uid()) {
-            return apr_psprintf(p, "user %lu, through its ACL", id);
-        }
-        if (tag == ACL_TAG_GROUP && id != (unsigned long)adf_children_gid()) {
-            return apr_psprintf(p, "group %lu, through its ACL", id);
-        }
-    }
-    return NULL;
-}
-
-static const char *unsafe(const char *path, int fd, const struct stat *st,
-                          int last, apr_pool_t *p)
-{
-    const char *what = last ? "" : " (a directory above the cache)";
-    const char *who;
-
-    if (st->st_uid != 0 && st->st_uid != adf_children_uid()) {
-        return apr_psprintf(p, "%s%s: owned by another user (uid %lu); "
-                            "chown it to %s", path, what,
-                            (unsigned long)st->st_uid,
-                            last ? adf_children_user() : "root");
-    }
-    if ((st->st_mode & S_IWOTH) && (last || !(st->st_mode & S_ISVTX))) {
-        return apr_psprintf(p, "%s%s: any user may write it (chmod o-w)",
-                            path, what);
-    }
-    if ((st->st_mode & S_IWGRP) && st->st_gid != adf_children_gid()
-        && st->st_gid != 0 && (last || !(st->st_mode & S_ISVTX))) {
-        return apr_psprintf(p, "%s%s: another group may write it "
-                            "(chmod g-w)", path, what);
-    }
-    if ((last || !(st->st_mode & S_ISVTX)) && (who = acl_writer(fd, p))) {
-        return apr_psprintf(p, "%s%s: %s may write it (setfacl -b)", path,
-                            what, who);
-    }
-    return NULL;
-}
-
-/* Open a cache directory, checking every directory from the root down
- * through descriptors (a symlink swapped in on the way is refused, not
- * followed); its descriptor, or -1 and *err. */
+/* adf_safedir_open for the children's user. */
 static int open_dir(const char *dir, apr_pool_t *p, const char **err)
 {
-    char buf[120], *real;
-    const char *at = "/", *comp, *end;
-    struct stat st;
-    int fd, next;
+    adf_dirowner_t o;
 
-    if (!(real = realpath(dir, NULL))) {
-        *err = apr_psprintf(p, "%s (create it, owned by %s, mode 0700)",
-                            apr_strerror(APR_FROM_OS_ERROR(errno), buf,
-                                         sizeof(buf)), adf_children_user());
-        return -1;
-    }
-    comp = apr_pstrdup(p, real);
-    free(real);
-    real = (char *)comp++;
-    if ((fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-        *err = "cannot open /";
-        return -1;
-    }
-    for (;;) {
-        apr_size_t len;
-
-        if (fstat(fd, &st) != 0) {
-            *err = apr_psprintf(p, "%s: %s", at, apr_strerror(
-                                    APR_FROM_OS_ERROR(errno), buf,
-                                    sizeof(buf)));
-        }
-        else {
-            *err = !S_ISDIR(st.st_mode) ? "not a directory"
-                   : unsafe(at, fd, &st, !*comp, p);
-        }
-        if (*err || !*comp) {
-            break;
-        }
-        end = strchr(comp, '/');
-        len = end ? (apr_size_t)(end - comp) : strlen(comp);
-        at = apr_pstrndup(p, real, (apr_size_t)(comp - real) + len);
-        next = openat(fd, apr_pstrndup(p, comp, len),
-                      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (next < 0) {
-            *err = errno == ENOTDIR ? apr_psprintf(p, "%s: not a directory",
-                                                   at)
-                   : errno == ELOOP ? apr_psprintf(p, "%s: a symbolic link "
-                                                   "(swapped in since the "
-                                                   "path was resolved)", at)
-                   : apr_psprintf(p, "%s: %s", at, apr_strerror(
-                                      APR_FROM_OS_ERROR(errno), buf,
-                                      sizeof(buf)));
-            break;
-        }
-        close(fd);
-        fd = next;
-        comp = end ? end + 1 : comp + len;
-    }
-    if (*err) {
-        close(fd);
-        return -1;
-    }
-    return fd;
+    o.uid = adf_children_uid();
+    o.gid = adf_children_gid();
+    o.user = adf_children_user();
+    return adf_safedir_open(dir, &o, p, err);
 }
 
 /* Its device and inode, "dev:ino": one directory under two names (a
@@ -768,8 +640,11 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
     memo_t m;
     int fd, *held, keep, old;
 
+    /* F may be written again under the same identity.  The worker never
+     * makes such an entry; another node sharing the directory, whose
+     * clock is ahead, might. */
     if (!cr->settled) {
-        return 0;   /* F may be written again under the same identity */
+        return 0;
     }
     adf_cache_entry_name(name, cr->hash, c);
     if ((fd = openat(dir->fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {

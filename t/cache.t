@@ -31,7 +31,7 @@ if ($> == 0) {
         $can_mount = 1;
     }
 }
-plan tests => 180 + 3 * scalar(grep { $_ ne 'zstd' } codings()) - ($one ? 24 : 0)
+plan tests => 181 + 3 * scalar(grep { $_ ne 'zstd' } codings()) - ($one ? 24 : 0)
     - ($> == 0 ? 0 : 7) - ($can_mount && !$one ? 0 : 5);
 
 my $root = docroot();
@@ -143,6 +143,12 @@ mkdir "$tmp/open";
 chmod 0777, "$tmp/open";
 ($rc, $out) = configtest("AdaptiveDeflateCache $tmp/open 1M\n");
 ok t_cmp($out, qr{ADF00017: .*: any user may write it}, 'world-writable refused');
+# sticky or not: anyone could add entries to it
+mkdir "$tmp/sticky";
+chmod 01777, "$tmp/sticky";
+($rc, $out) = configtest("AdaptiveDeflateCache $tmp/sticky 1M\n");
+ok t_cmp($out, qr{ADF00017: .*\Q$tmp\E/sticky: any user may write it},
+         'world-writable and sticky: refused too');
 mkdir "$tmp/ro";
 chmod 0500, "$tmp/ro";
 if ($> == 0) {
