@@ -27,7 +27,7 @@ use ADFTest;
 # A one-process server (valgrind) serves what needs no scratch server.
 my $one = $ENV{ADF_VALGRIND} ? 1 : 0;
 my @codings = codings();
-plan tests => 7 + 3 + 2 + 2 + 10 + 2 * @codings + 3 + 10
+plan tests => 7 + 3 + 2 + 2 + 14 + 2 * @codings + 3 + 10
     + ($one ? 0 : 3 + 5 + 2);
 
 my $root = docroot();
@@ -268,6 +268,17 @@ ok t_cmp($r->code, 200, "a range If-Range the first version's tag: all of it");
 ok t_cmp(decode_body($r), $v2, '... which decodes (no splice of two versions)');
 ($r) = req('/cache/tags/page.html', $c, 'If-None-Match' => $e2);
 ok t_cmp($r->code, 304, 'its own tag: 304');
+# If-None-Match compares weakly, If-Match strongly: a weak form of the
+# tag revalidates, and never passes If-Match.
+(my $strong = $e2) =~ s{^W/}{};
+($r) = req('/cache/tags/page.html', $c, 'If-None-Match' => "W/$strong");
+ok t_cmp($r->code, 304, 'its tag made weak: If-None-Match 304');
+($r) = req('/cache/tags/page.html', $c, 'If-Match' => $strong);
+ok t_cmp($r->code, $e2 =~ m{^W/} ? 412 : 200, 'its strong tag: If-Match passes');
+($r) = req('/cache/tags/page.html', $c, 'If-Match' => "W/$strong");
+ok t_cmp($r->code, 412, 'its tag made weak: If-Match 412');
+($r) = req('/cache/tags/page.html', $c, 'If-Match' => $e1);
+ok t_cmp($r->code, 412, "the first version's tag: If-Match 412");
 
 # Every coding's tag names its bytes: the first 64 bits of their SHA-256.
 for my $cd (@codings) {
