@@ -1,7 +1,7 @@
 /* The compressed cache's pure parts: key -> name, the entry trailer and
  * its validation, the LRU index. */
 #include "adf_test.h"
-#include "../../adf_cache_entry.h"
+#include "adf_cache_entry.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -327,16 +327,15 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("cache");
-    TCase *tc = adf_test_case(s, "cache");
 
-    tcase_add_test(tc, names_follow_the_key);
-    tcase_add_test(tc, crc_is_crc32);
-    tcase_add_test(tc, trailer_round_trip);
-    tcase_add_test(tc, trailer_rejects_damage);
-    tcase_add_test(tc, trailer_of_an_earlier_release);
-    tcase_add_test(tc, trailer_read_from_files);
-    tcase_add_test(tc, trailer_names_its_source);
-    tcase_add_test(tc, index_arithmetic);
-    tcase_add_test(tc, index_many);
+    adf_test(s, names_follow_the_key);
+    adf_test(s, crc_is_crc32);
+    adf_test(s, trailer_round_trip);
+    adf_test(s, trailer_rejects_damage);
+    adf_test(s, trailer_of_an_earlier_release);
+    adf_test(s, trailer_read_from_files);
+    adf_test(s, trailer_names_its_source);
+    adf_test(s, index_arithmetic);
+    adf_test(s, index_many);
     return adf_test_run(s);
 }
