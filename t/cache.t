@@ -45,8 +45,10 @@ sub cache_files {
 
 # Until the worker has nothing queued and nothing in hand.
 sub settle {
-    wait_for(sub { my $c = status_json()->{cache}; !$c->{queue} && !$c->{working} },
-             60);
+    wait_for(sub {
+        my $c = status_json()->{cache};
+        !$c->{queue} && !$c->{working};
+    }, 60);
 }
 
 sub mkpage {
