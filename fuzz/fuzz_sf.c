@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz_input.h"
-#include "../adf_sf.h"
-#include "../adf_dictmatch.h"
+#include "adf_sf.h"
+#include "adf_dictmatch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,8 +2,8 @@
  * items of its headers (RFC 8941), and the match pattern a file
  * advertises for its later versions, on real names. */
 #include "adf_test.h"
-#include "../../adf_sf.h"
-#include "../../adf_dictmatch.h"
+#include "adf_sf.h"
+#include "adf_dictmatch.h"
 
 #include <string.h>
 
@@ -149,8 +149,8 @@ int main(void)
 {
     Suite *s = suite_create("dict");
 
-    tcase_add_test(adf_test_case(s, "sf_binary"), sf_binary);
-    tcase_add_test(adf_test_case(s, "sf_string"), sf_string);
-    tcase_add_test(adf_test_case(s, "match_patterns"), match_patterns);
+    adf_test(s, sf_binary);
+    adf_test(s, sf_string);
+    adf_test(s, match_patterns);
     return adf_test_run(s);
 }

@@ -3,7 +3,7 @@
  * was resolved.  As root (CI), other owners are made with chown; a test
  * that needs root fails when not root. */
 #include "adf_test.h"
-#include "../../adf_safedir.h"
+#include "adf_safedir.h"
 
 #include <apr_strings.h>
 #include <stdio.h>
