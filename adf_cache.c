@@ -36,7 +36,6 @@ struct adf_cache_req_t {
     int index;                  /* the cache directory */
     adf_ident_t key;            /* r's file */
     apr_uint64_t hash;
-    int settled;                /* no write can keep key (adf_ident.h) */
     unsigned char digest[ADF_DIGEST_LEN];   /* of the entry found */
 };
 
@@ -542,7 +541,6 @@ adf_cache_req_t *adf_cache_for(request_rec *r, const adf_dir_conf_t *dc)
     const adf_srv_conf_t *sc = ap_get_module_config(r->server->module_config,
                                                     &adaptive_deflate_module);
     adf_cache_req_t *cr;
-    adf_ts_t now;
 
     if (!adf_cache_applies(r, dc) || r->finfo.filetype != APR_REG
         || r->finfo.size > adf_cache_file_max(sc->cache->max)
@@ -553,8 +551,6 @@ adf_cache_req_t *adf_cache_for(request_rec *r, const adf_dir_conf_t *dc)
     cr->index = sc->cache->index;
     adf_ident_of_finfo(&cr->key, &r->finfo);
     cr->hash = adf_cache_key_hash(&cr->key);
-    now = adf_ts_from_usec(r->request_time);
-    cr->settled = adf_ident_settled(&cr->key, &now);
     return cr;
 }
 
@@ -640,12 +636,6 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
     memo_t m;
     int fd, *held, keep, old;
 
-    /* F may be written again under the same identity.  The worker never
-     * makes such an entry; another node sharing the directory, whose
-     * clock is ahead, might. */
-    if (!cr->settled) {
-        return 0;
-    }
     adf_cache_entry_name(name, cr->hash, c);
     if ((fd = openat(dir->fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
         return 0;

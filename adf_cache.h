@@ -49,8 +49,8 @@ adf_cache_req_t *adf_cache_for(request_rec *r, const adf_dir_conf_t *dc);
  * names the open entry ("/proc/self/fd/N": no path is followed again,
  * and an entry evicted meanwhile is still read whole) and *fi is its
  * file, fi->size the length of its coded bytes (what the default handler
- * sends).  Never while r's file may still change within its timestamp's
- * tick (adf_ident_settled).  A damaged entry is removed. */
+ * sends).  (An entry exists only for a version the worker found settled:
+ * see adf_cache_entry.h.)  A damaged entry is removed. */
 int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
                      const char **path, apr_finfo_t *fi);
 

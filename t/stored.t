@@ -31,7 +31,7 @@ use ADFTest;
 # servers' checks fail.
 my $one = $ENV{ADF_VALGRIND} ? 1 : 0;
 my @codings = codings();
-plan tests => 7 + 3 + 2 + 2 + 14 + 2 * @codings + 3 + 10
+plan tests => 7 + 3 + 2 + 2 + 14 + 2 * @codings + 3 + 11
     + ($one ? 0 : 3 + 5 + 2);
 
 my $root = docroot();
@@ -306,6 +306,10 @@ for my $cd (@codings, 'identity') {
 }
 ok t_cmp($mv{gzip}, qr/^(W\/)?"[^"]*;[^"]*-ad-gzip"$/,
          "a negotiated gzip tag carries the suffix, closed ($mv{gzip})");
+# exactly httpd's tag, the suffix and the closing quote
+ok t_cmp($mv{gzip}, $mv{identity} =~ /"$/ ? qr/-ad-gzip"$/
+                                          : "$mv{identity}-ad-gzip\"",
+         "... and otherwise httpd's ($mv{identity})");
 my %seen;
 $seen{$_}++ for values %mv;
 ok t_cmp(scalar(keys %seen), scalar(keys %ce),

@@ -16,7 +16,7 @@ use IO::Select;
 use Time::HiRes qw(time sleep);
 use ADFTest;
 
-plan tests => 2 * 4 + 4 + 2 * 7 + 2;
+plan tests => 2 * 4 + 4 + 2 * 7 + 2 + 2;
 
 # Read the response from a raw socket until the first decompressed part
 # shows up; return the seconds it took and the text decoded so far.
@@ -107,6 +107,13 @@ for my $q ('', '?cl0') {
     my $h = head("/cgi/empty.cgi$q", 'Accept-Encoding' => 'gzip');
     ok t_cmp($h->header('Content-Encoding'), undef, 'HEAD: as GET');
     ok t_cmp(vary_count($h), 1, 'HEAD: Vary');
+}
+# ... and a body of unknown length that is not empty: HEAD says gzip too.
+{
+    my $g = fetch('/cgi/chunks.cgi', 'Accept-Encoding' => 'gzip');
+    my $h = head('/cgi/chunks.cgi', 'Accept-Encoding' => 'gzip');
+    ok t_cmp($g->header('Content-Encoding'), 'gzip', 'a streamed CGI body: gzip');
+    ok t_cmp($h->header('Content-Encoding'), 'gzip', 'HEAD: as GET');
 }
 
 # ---- memory per response: a large body is streamed ------------------------------

@@ -16,7 +16,7 @@ set -u
 tool=${builddir:-.}/tools/adaptive-precompress
 case $tool in /*) ;; *) tool=$(pwd)/$tool ;; esac
 d=$(mktemp -d /tmp/adf-pc.XXXXXX)
-trap 'chmod -R u+rwx "$d" 2>/dev/null; rm -rf "$d"' EXIT
+trap 'umount "$d/ext4" 2>/dev/null; chmod -R u+rwx "$d" 2>/dev/null; rm -rf "$d"' EXIT
 n=0
 failed=0
 esc=$(printf '\033')
@@ -430,6 +430,33 @@ else
     rm "$d/zst/page.html"
     run -c zstd -d "$d/zst"
     t "zstd: -d removes a marked orphan" '[ ! -e "$d/zst/page.html.zst" ]'
+fi
+
+# ---- a filesystem of whole seconds: F is read once it is settled ------------
+# ext4 with 128-byte inodes keeps whole seconds: F written at the start of
+# a second and rewritten in place (same size) within it keeps its whole
+# identity.  The tool reads F only once the filesystem's clock is past
+# F's ctime by the grain (adf_ident_settled), so its sibling holds the
+# bytes F ends with, not the first ones under the same identity.
+if [ "$(id -u)" = 0 ]; then
+    mkdir "$d/ext4"
+    if truncate -s 8M "$d/ext4.img" && mkfs.ext4 -q -F -I 128 "$d/ext4.img" \
+            2>/dev/null && mount -o loop "$d/ext4.img" "$d/ext4"; then
+        gen one 300 > "$d/v1"
+        gen two 300 > "$d/v2"
+        perl -MTime::HiRes=time,sleep -e 'sleep(1 - (time - int time) + 0.02)'
+        cp "$d/v1" "$d/ext4/a.html"
+        (sleep 0.4; cat "$d/v2" 1<> "$d/ext4/a.html") &
+        run -c gzip "$d/ext4"
+        wait
+        t "whole seconds: the sibling holds what F ends with, written in place in its second" \
+            '[ $rc -eq 0 ] && gzip -dc "$d/ext4/a.html.gz" | cmp -s - "$d/ext4/a.html" && cmp -s "$d/ext4/a.html" "$d/v2"'
+        umount "$d/ext4"
+    else
+        t "an ext4 image with 128-byte inodes (mkfs.ext4, a loop mount)" false
+    fi
+else
+    t "whole seconds: needs root (a loop mount; CI runs as root)" false
 fi
 
 # ---- usage ----------------------------------------------------------------
