@@ -963,11 +963,21 @@ static void *churn_blocks(void *data)
     return NULL;
 }
 
+/* Under ASan the streams' threads stay out: its allocator (GCC 12's) is
+ * not fork-safe, and a child forked while another thread was in malloc
+ * hung in it (seen: 3 runs of 5).  The blocks' thread takes the pool's
+ * lock without malloc. */
+#if defined(__SANITIZE_ADDRESS__)
+#define FORK_STREAM_THREADS 0
+#else
+#define FORK_STREAM_THREADS 2
+#endif
+
 START_TEST(pool_survives_fork)
 {
-    enum { T = 2, FORKS = 20 };
-    pthread_t t[T], tb;
-    worker_arg_t a[T];
+    enum { T = FORK_STREAM_THREADS, FORKS = 20 };
+    pthread_t t[2], tb;
+    worker_arg_t a[2];
     unsigned char *in = make_input(50000, 1);
     int i, status;
 
