@@ -22,9 +22,9 @@ typedef struct {
 } zstd_t;
 
 /* Contexts are reused (ZSTD_CCtx_reset): their workspace is kept, and
- * its tables are not cleared again while the parameters stay the same
- * (libzstd moves its indexes past the old entries instead).  Their memory
- * comes from adf_mem, outside malloc's arenas. */
+ * libzstd 1.5 carries its indexes on past the old entries rather than
+ * clearing the tables while the workspace fits.  Their memory comes from
+ * adf_mem, outside malloc's arenas. */
 static const ZSTD_customMem zstd_mem = { adf_mem_alloc, adf_mem_free, NULL };
 
 static void zstd_destroy(adf_idle_t *e)
