@@ -9,6 +9,7 @@
  * remembers the file (device, inode, size, mtime, ctime) as good.
  */
 #include "adf_cache_shared.h"
+#include "adf_safedir.h"
 #include "adf_shm.h"
 #include "adf_unixd.h"
 
@@ -19,9 +20,13 @@
 #include <http_core.h>
 #include <http_protocol.h>
 #include <mod_status.h>
+#include <unixd.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define ADF_CACHE_RETAINED "mod_adaptive_deflate:cache"
@@ -31,6 +36,7 @@ struct adf_cache_req_t {
     int index;                  /* the cache directory */
     adf_ident_t key;            /* r's file */
     apr_uint64_t hash;
+    unsigned char digest[ADF_DIGEST_LEN];   /* of the entry found */
 };
 
 static adf_cache_gen_t *gen;
@@ -59,54 +65,85 @@ void adf_cache_unlock(adf_cache_shared_t *sh)
 
 /* ---- configuration -------------------------------------------------------- */
 
-static const char *probe_dir(void *baton, apr_pool_t *p)
+/* Entries are reached through the directory's descriptor, opened once:
+ * the request path opens an entry with openat() and hands the default
+ * handler "/proc/self/fd/N", a name for the open file itself.  Nothing
+ * follows the configured path after start-up, and an entry the worker
+ * evicts a moment after a request opened it is still served whole. */
+static const char *fd_path(apr_pool_t *p, int fd)
 {
-    char buf[120];
-
-    if (access(baton, W_OK | X_OK) == 0) {
-        return NULL;
-    }
-    return apr_pstrdup(p, apr_strerror(APR_FROM_OS_ERROR(errno), buf,
-                                       sizeof(buf)));
+    return apr_psprintf(p, "/proc/self/fd/%d", fd);
 }
 
-/* What is wrong with a cache directory, or NULL. */
-static const char *check_dir(const char *dir, apr_pool_t *p)
-{
-    apr_finfo_t fi;
-    const char *err;
-    char buf[120];
-    apr_status_t rv;
+typedef struct {
+    int fd;
+} probe_t;
 
-    rv = apr_stat(&fi, dir, APR_FINFO_TYPE | APR_FINFO_OWNER
-                            | APR_FINFO_PROT, p);
-    if (rv != APR_SUCCESS) {
-        return apr_psprintf(p, "%s (create it, owned by %s, mode 0700)",
-                            apr_strerror(rv, buf, sizeof(buf)),
-                            adf_children_user());
+static const char *probe_dir(void *baton, apr_pool_t *p)
+{
+    probe_t *pr = baton;
+    char buf[120];
+    int fd;
+
+    if (faccessat(pr->fd, ".", W_OK | X_OK, 0) != 0) {
+        return apr_pstrdup(p, apr_strerror(APR_FROM_OS_ERROR(errno), buf,
+                                           sizeof(buf)));
     }
-    if (fi.filetype != APR_DIR) {
-        return "not a directory";
+    /* what requests will open entries through, as the children's user */
+    if ((fd = open(fd_path(p, pr->fd), O_RDONLY | O_DIRECTORY
+                                             | O_CLOEXEC)) < 0) {
+        return apr_psprintf(p, "cannot reach it through %s (%s): is /proc "
+                            "mounted%s?", fd_path(p, pr->fd),
+                            apr_strerror(APR_FROM_OS_ERROR(errno), buf,
+                                         sizeof(buf)),
+                            ap_unixd_config.chroot_dir ? " inside ChrootDir"
+                                                       : "");
     }
-    /* Whoever may write here may plant an entry that is then served as
-     * some other file. */
-    if (fi.protection & APR_WWRITE) {
-        return "any user may write it (chmod o-w)";
-    }
-    if ((fi.protection & APR_GWRITE) && fi.group != adf_children_gid()
-        && fi.group != 0) {
-        return "another group may write it (chmod g-w)";
-    }
-    if (fi.user != adf_children_uid() && fi.user != 0) {
-        return apr_psprintf(p, "owned by another user (uid %lu); chown it "
-                            "to %s", (unsigned long)fi.user,
-                            adf_children_user());
-    }
-    if ((err = adf_as_children(probe_dir, (void *)dir, p)) != NULL) {
-        return apr_psprintf(p, "%s cannot write in it: %s",
-                            adf_children_user(), err);
-    }
+    close(fd);
     return NULL;
+}
+
+/* adf_safedir_open for the children's user. */
+static int open_dir(const char *dir, apr_pool_t *p, const char **err)
+{
+    adf_dirowner_t o;
+
+    o.uid = adf_children_uid();
+    o.gid = adf_children_gid();
+    o.user = adf_children_user();
+    return adf_safedir_open(dir, &o, p, err);
+}
+
+/* Its device and inode, "dev:ino": one directory under two names (a
+ * link) is one cache. */
+static const char *dir_key(apr_pool_t *p, int fd)
+{
+    struct stat st;
+
+    return fstat(fd, &st) ? "" : apr_psprintf(p, "%lu:%lu",
+                                              (unsigned long)st.st_dev,
+                                              (unsigned long)st.st_ino);
+}
+
+/* What is wrong with a cache directory, or NULL; *key names the
+ * directory it is (dir_key). */
+static const char *check_dir(const char *dir, apr_pool_t *p,
+                             const char **key)
+{
+    const char *err;
+    probe_t pr;
+
+    *key = NULL;
+    if ((pr.fd = open_dir(dir, p, &err)) < 0) {
+        return err;
+    }
+    *key = dir_key(p, pr.fd);
+    if ((err = adf_as_children(probe_dir, &pr, p)) != NULL) {
+        err = apr_psprintf(p, "%s cannot write in it: %s",
+                           adf_children_user(), err);
+    }
+    close(pr.fd);
+    return err;
 }
 
 /* Is a is b or a directory above it? */
@@ -194,34 +231,39 @@ int adf_cache_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                                        v->module_config,
                                        &adaptive_deflate_module);
         const adf_cache_conf_t *cc = sc->cache, *other;
-        const char *err = NULL;
+        const char *err = NULL, *key;
 
         if (!cc) {
             continue;
         }
-        if ((other = apr_hash_get(seen, cc->dir, APR_HASH_KEY_STRING))) {
-            if (other->max != cc->max) {
-                err = apr_psprintf(ptemp, "a second size for this "
-                                   "directory (the first: %s)", other->at);
-            }
-        }
-        else if ((site = holds_a_site(s, cc->dir))) {
+        if ((site = holds_a_site(s, cc->dir))) {
             err = apr_psprintf(ptemp, "holds the DocumentRoot %s", site);
         }
-        else {
-            apr_hash_set(seen, cc->dir, APR_HASH_KEY_STRING, cc);
-            if (!stop && (err = check_dir(cc->dir, ptemp)) && restart) {
-                /* The directory went away (rm -rf, tmpfiles) while the
-                 * server ran, and the parent reads the configuration
-                 * again (a signal: SIGUSR1, SIGHUP): a reload must not
-                 * take the site down. */
-                ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, ADFLOGNO(00028)
-                             "AdaptiveDeflateCache %s (%s): %s; going on "
-                             "without this cache until a restart finds the "
-                             "directory usable", cc->dir, cc->at, err);
-                without_cache(s, cc->dir);
-                continue;
+        else if (stop) {
+            continue;
+        }
+        else if ((err = check_dir(cc->dir, ptemp, &key)) && restart) {
+            /* The directory went away (rm -rf, tmpfiles) while the
+             * server ran, and the parent reads the configuration again
+             * (a signal: SIGUSR1, SIGHUP): a reload must not take the
+             * site down. */
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, ADFLOGNO(00028)
+                         "AdaptiveDeflateCache %s (%s): %s; going on "
+                         "without this cache until a restart finds the "
+                         "directory usable", cc->dir, cc->at, err);
+            without_cache(s, cc->dir);
+            continue;
+        }
+        else if (!err && (other = apr_hash_get(seen, key,
+                                               APR_HASH_KEY_STRING))) {
+            if (other->max != cc->max) {
+                err = apr_psprintf(ptemp, "a second size for this directory "
+                                   "(the first: %s, as %s)", other->at,
+                                   other->dir);
             }
+        }
+        else if (!err) {
+            apr_hash_set(seen, key, APR_HASH_KEY_STRING, cc);
         }
         if (err) {
             ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_EMERG, 0, NULL,
@@ -309,6 +351,14 @@ static adf_cache_shared_t *attach(server_rec *s)
 
 static apr_status_t forget_gen(void *data)
 {
+    adf_cache_gen_t *g = data;
+    int i;
+
+    for (i = 0; i < g->n; i++) {
+        if (g->dir[i].fd >= 0) {
+            close(g->dir[i].fd);
+        }
+    }
     gen = NULL;
     return APR_SUCCESS;
 }
@@ -317,8 +367,10 @@ int adf_cache_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                           apr_pool_t *ptemp, server_rec *s)
 {
     adf_cache_gen_t *g;
+    const char *err;
     server_rec *v;
-    int i;
+    struct stat st;
+    int i, fd;
 
     gen = NULL;
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
@@ -328,6 +380,7 @@ int adf_cache_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         ap_retained_data_create(ADF_CACHE_RAN, 1);
     }
     g = apr_pcalloc(pconf, sizeof(*g));
+    apr_pool_cleanup_register(pconf, g, forget_gen, apr_pool_cleanup_null);
     g->s = s;
     g->generation = (apr_uint32_t)ap_state_query(AP_SQ_CONFIG_GEN);
     for (v = s; v; v = v->next) {
@@ -339,24 +392,37 @@ int adf_cache_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         if (!cc) {
             continue;
         }
-        for (i = 0; i < g->n && strcmp(g->dir[i].conf->dir, cc->dir); i++) {
+        if ((fd = open_dir(cc->dir, ptemp, &err)) < 0) {
+            /* changed since check_config looked */
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, ADFLOGNO(00028)
+                         "AdaptiveDeflateCache %s (%s): %s; going on "
+                         "without this cache until a restart finds the "
+                         "directory usable", cc->dir, cc->at, err);
+            cc->index = -1;
+            continue;
         }
-        if (i == ADF_CACHE_DIRS) {
+        /* one directory under two names is one cache */
+        fstat(fd, &st);
+        for (i = 0; i < g->n && (g->dir[i].dev != (apr_uint64_t)st.st_dev
+                                 || g->dir[i].ino != (apr_uint64_t)st.st_ino);
+             i++) {
+        }
+        if (i < g->n) {
+            close(fd);
+        }
+        else if (i == ADF_CACHE_DIRS) {
+            close(fd);
             ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_EMERG, 0, NULL,
                          ADFLOGNO(00019) "AdaptiveDeflateCache %s (%s): "
                          "more than %d cache directories", cc->dir, cc->at,
                          ADF_CACHE_DIRS);
             return HTTP_INTERNAL_SERVER_ERROR;
         }
-        if (i == g->n) {
-            apr_finfo_t fi;
-
+        else {
             g->dir[i].conf = cc;
-            if (apr_stat(&fi, cc->dir, APR_FINFO_IDENT, ptemp)
-                == APR_SUCCESS) {
-                g->dir[i].dev = (apr_uint64_t)fi.device;
-                g->dir[i].ino = (apr_uint64_t)fi.inode;
-            }
+            g->dir[i].fd = fd;
+            g->dir[i].dev = (apr_uint64_t)st.st_dev;
+            g->dir[i].ino = (apr_uint64_t)st.st_ino;
             g->n++;
         }
         cc->index = i;
@@ -365,7 +431,6 @@ int adf_cache_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         return OK;
     }
     gen = g;
-    apr_pool_cleanup_register(pconf, NULL, forget_gen, apr_pool_cleanup_null);
     if (!(g->sh = attach(s))) {
         gen = NULL;
         return OK;
@@ -392,6 +457,7 @@ typedef struct {
     adf_ident_t src;            /* checked as holding this source */
     adf_coding_e coding;
     apr_off_t length;           /* of the coded bytes */
+    unsigned char digest[ADF_DIGEST_LEN];
 } memo_t;
 
 static apr_pool_t *memo_pool;
@@ -409,38 +475,41 @@ void adf_cache_child_init(apr_pool_t *pchild, server_rec *s)
     memo = apr_hash_make(memo_pool);
 }
 
-static void memo_key(memo_key_t *k, const apr_finfo_t *fi)
+static void memo_key(memo_key_t *k, const struct stat *st)
 {
     memset(k, 0, sizeof(*k));
-    k->dev = (apr_uint64_t)fi->device;
-    k->ino = (apr_uint64_t)fi->inode;
-    k->size = fi->size;
-    k->mtime = fi->mtime;
-    k->ctime = fi->ctime;
+    k->dev = (apr_uint64_t)st->st_dev;
+    k->ino = (apr_uint64_t)st->st_ino;
+    k->size = st->st_size;
+    k->mtime = apr_time_from_sec(st->st_mtim.tv_sec)
+               + st->st_mtim.tv_nsec / 1000;
+    k->ctime = apr_time_from_sec(st->st_ctim.tv_sec)
+               + st->st_ctim.tv_nsec / 1000;
 }
 
-/* The coded length of a file checked before for src and c, or -1. */
-static apr_off_t memo_get(const apr_finfo_t *fi, const adf_ident_t *src,
-                          adf_coding_e c)
+/* Was the file st checked before as holding src in coding c?  Then *m is
+ * what was found. */
+static int memo_get(const struct stat *st, const adf_ident_t *src,
+                    adf_coding_e c, memo_t *m)
 {
     memo_key_t k;
-    const memo_t *m;
-    apr_off_t len = -1;
+    const memo_t *found;
+    int ok = 0;
 
     if (!memo_lock || apr_thread_mutex_lock(memo_lock) != APR_SUCCESS) {
-        return -1;
+        return 0;
     }
-    memo_key(&k, fi);
-    m = apr_hash_get(memo, &k, sizeof(k));
-    if (m && m->coding == c && adf_ident_same(&m->src, src)) {
-        len = m->length;
+    memo_key(&k, st);
+    found = apr_hash_get(memo, &k, sizeof(k));
+    if (found && found->coding == c && adf_ident_same(&found->src, src)) {
+        *m = *found;
+        ok = 1;
     }
     apr_thread_mutex_unlock(memo_lock);
-    return len;
+    return ok;
 }
 
-static void memo_put(const apr_finfo_t *fi, const adf_ident_t *src,
-                     adf_coding_e c, apr_off_t length)
+static void memo_put(const memo_t *checked)
 {
     memo_t *m;
 
@@ -451,11 +520,7 @@ static void memo_put(const apr_finfo_t *fi, const adf_ident_t *src,
         apr_pool_clear(memo_pool);
         memo = apr_hash_make(memo_pool);
     }
-    m = apr_palloc(memo_pool, sizeof(*m));
-    memo_key(&m->file, fi);
-    m->src = *src;
-    m->coding = c;
-    m->length = length;
+    m = apr_pmemdup(memo_pool, checked, sizeof(*m));
     apr_hash_set(memo, &m->file, sizeof(m->file), m);
     apr_thread_mutex_unlock(memo_lock);
 }
@@ -489,90 +554,131 @@ adf_cache_req_t *adf_cache_for(request_rec *r, const adf_dir_conf_t *dc)
     return cr;
 }
 
-/* Why the entry at path (fi) is not a whole entry of cr's file in coding
- * c; NULL when it is, with *length the coded bytes.  *keep: it is not
+/* Why the entry open on fd (st) is not a whole entry of cr's file in
+ * coding c; NULL when it is, with *m what was checked.  *keep: it is not
  * damaged, only of no use now (it holds another source: two keys, one
- * hash; or it could not be read). */
-static const char *check_entry(request_rec *r, const adf_cache_req_t *cr,
-                               adf_coding_e c, const char *path,
-                               const apr_finfo_t *fi, apr_off_t *length,
-                               int *keep)
+ * hash; or it could not be read); *old: an earlier release's entry. */
+static const char *check_entry(const adf_cache_req_t *cr, adf_coding_e c,
+                               int fd, const struct stat *st, memo_t *m,
+                               int *keep, int *old)
 {
-    unsigned char t[ADF_CACHE_TRAILER], buf[16384];
-    adf_cache_trailer_t tr = { 0 };
-    apr_file_t *fd;
-    apr_off_t off = fi->size - ADF_CACHE_TRAILER, left;
+    unsigned char buf[16384];
+    adf_cache_trailer_t tr;
+    apr_off_t off;
     apr_uint32_t crc = 0;
-    apr_size_t n;
-    const char *why = NULL;
+    ssize_t n;
 
-    *keep = 0;
-    if (fi->size < ADF_CACHE_TRAILER) {
-        return "shorter than a trailer";
+    *keep = *old = 0;
+    switch (adf_cache_trailer_read(fd, st->st_size, &tr)) {
+    case ADF_CACHE_TRAILER_OK:
+        break;
+    case ADF_CACHE_TRAILER_OLD:
+        *old = 1;
+        return "written by an earlier release";
+    default:
+        return "no trailer at its end (truncated or damaged)";
     }
-    if (apr_file_open(&fd, path, APR_READ | APR_BINARY, 0, r->pool)
-        != APR_SUCCESS) {
+    if (!adf_cache_trailer_matches(&tr, &cr->key, c)) {
         *keep = 1;
-        return "cannot be opened";
+        return "holds another file";
     }
-    if (apr_file_seek(fd, APR_SET, &off) != APR_SUCCESS
-        || apr_file_read_full(fd, t, sizeof(t), NULL) != APR_SUCCESS
-        || adf_cache_trailer_parse(t, fi->size, &tr)) {
-        why = "no trailer at its end (truncated or damaged)";
-    }
-    else if (!adf_cache_trailer_matches(&tr, &cr->key, c)) {
-        *keep = 1;
-        why = "holds another file";
-    }
-    else {
-        off = 0;
-        apr_file_seek(fd, APR_SET, &off);
-        for (left = (apr_off_t)tr.length; left > 0 && !why; left -= n) {
-            n = left < (apr_off_t)sizeof(buf) ? (apr_size_t)left : sizeof(buf);
-            if (apr_file_read_full(fd, buf, n, NULL) != APR_SUCCESS) {
-                why = "shorter than its trailer says";
-            }
-            crc = adf_cache_crc(crc, buf, n);
+    for (off = 0; off < (apr_off_t)tr.length; off += n) {
+        apr_off_t left = (apr_off_t)tr.length - off;
+
+        n = pread(fd, buf, left < (apr_off_t)sizeof(buf) ? (size_t)left
+                                                         : sizeof(buf), off);
+        if (n < 0 && errno == EINTR) {
+            n = 0;
+            continue;
         }
-        if (!why && crc != tr.crc) {
-            why = "its bytes do not match their CRC (damaged)";
+        if (n <= 0) {
+            return "shorter than its trailer says";
         }
+        crc = adf_cache_crc(crc, buf, (apr_size_t)n);
     }
-    apr_file_close(fd);
-    *length = (apr_off_t)tr.length;
-    return why;
+    if (crc != tr.crc) {
+        return "its bytes do not match their CRC (damaged)";
+    }
+    memo_key(&m->file, st);
+    m->src = cr->key;
+    m->coding = c;
+    m->length = (apr_off_t)tr.length;
+    memcpy(m->digest, tr.digest, ADF_DIGEST_LEN);
+    return NULL;
+}
+
+static apr_status_t close_fd(void *data)
+{
+    close(*(int *)data);
+    return APR_SUCCESS;
+}
+
+/* Remove the damaged entry at dir/name, if it is still the file open on
+ * st (the worker may have written a new one since). */
+static int remove_entry(const adf_cache_dir_t *dir, const char *name,
+                        const struct stat *st)
+{
+    struct stat now;
+
+    return fstatat(dir->fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0
+           && now.st_ino == st->st_ino && now.st_dev == st->st_dev
+           && unlinkat(dir->fd, name, 0) == 0;
 }
 
 int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
                      const char **path, apr_finfo_t *fi)
 {
+    const adf_cache_dir_t *dir = &gen->dir[cr->index];
     char name[ADF_CACHE_NAME_MAX];
+    apr_file_t *file;
     const char *why;
-    apr_off_t length;
-    int keep;
+    struct stat st;
+    memo_t m;
+    int fd, *held, keep, old;
 
     adf_cache_entry_name(name, cr->hash, c);
-    *path = apr_pstrcat(r->pool, gen->dir[cr->index].conf->dir, "/", name,
-                        NULL);
-    if (apr_stat(fi, *path, APR_FINFO_MIN | APR_FINFO_IDENT, r->pool)
-        != APR_SUCCESS || fi->filetype != APR_REG) {
+    if ((fd = openat(dir->fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
         return 0;
     }
-    if ((length = memo_get(fi, &cr->key, c)) < 0) {
-        if ((why = check_entry(r, cr, c, *path, fi, &length, &keep))) {
-            if (!keep && unlink(*path) == 0) {
+    held = apr_palloc(r->pool, sizeof(*held));
+    *held = fd;
+    apr_pool_cleanup_register(r->pool, held, close_fd, apr_pool_cleanup_null);
+    /* The worker, this user, writes every entry: another owner's file
+     * (root's or a user's whom an ACL let in) is none of ours. */
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
+        || st.st_uid != geteuid()) {
+        return 0;
+    }
+    if (!memo_get(&st, &cr->key, c, &m)) {
+        if ((why = check_entry(cr, c, fd, &st, &m, &keep, &old))) {
+            if (!keep && remove_entry(dir, name, &st) && !old) {
                 apr_atomic_inc64(&gen->sh->counts[cr->index].corrupt);
                 ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
-                              ADFLOGNO(00021) "removed cache entry %s of "
-                              "%s: %s", *path, r->filename, why);
+                              ADFLOGNO(00021) "removed cache entry %s/%s "
+                              "of %s: %s", dir->conf->dir, name,
+                              r->filename, why);
             }
             return 0;
         }
-        memo_put(fi, &cr->key, c, length);
+        memo_put(&m);
     }
-    /* The default handler sends this much: the coded bytes. */
-    fi->size = length;
+    /* The default handler opens the entry through this name for the
+     * open file, and sends this much of it: the coded bytes. */
+    *path = fd_path(r->pool, fd);
+    apr_os_file_put(&file, &fd, APR_READ, r->pool);
+    if (apr_file_info_get(fi, APR_FINFO_MIN | APR_FINFO_IDENT
+                              | APR_FINFO_OWNER, file) != APR_SUCCESS) {
+        return 0;
+    }
+    fi->fname = *path;
+    fi->size = m.length;
+    memcpy(cr->digest, m.digest, ADF_DIGEST_LEN);
     return 1;
+}
+
+const unsigned char *adf_cache_digest(const adf_cache_req_t *cr)
+{
+    return cr->digest;
 }
 
 void adf_cache_hit(request_rec *r, adf_cache_req_t *cr)

@@ -17,8 +17,9 @@
 #include "adf_config.h"
 
 /* check_config hook: every cache directory exists, the children's user may
- * write and search it and nobody else may write it; two caches in one
- * directory have one size.  Fails startup naming the directive. */
+ * write and search it, nobody else may write it or replace any directory
+ * above it; two caches in one directory have one size.  Fails startup
+ * naming the directive. */
 int adf_cache_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                            apr_pool_t *ptemp, server_rec *s);
 
@@ -45,10 +46,17 @@ typedef struct adf_cache_req_t adf_cache_req_t;
 adf_cache_req_t *adf_cache_for(request_rec *r, const adf_dir_conf_t *dc);
 
 /* Does the cache hold r's file, as it is now, in coding c?  Then *path
- * and *fi are the entry's file, fi->size the length of its coded bytes
- * (what the default handler sends).  A corrupt entry is removed. */
+ * names the open entry ("/proc/self/fd/N": no path is followed again,
+ * and an entry evicted meanwhile is still read whole) and *fi is its
+ * file, fi->size the length of its coded bytes (what the default handler
+ * sends).  (An entry exists only for a version the worker found settled:
+ * see adf_cache_entry.h.)  A damaged entry is removed. */
 int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
                      const char **path, apr_finfo_t *fi);
+
+/* The SHA-256 of the coded bytes of the entry adf_cache_lookup found:
+ * their ETag's. */
+const unsigned char *adf_cache_digest(const adf_cache_req_t *cr);
 
 /* The outcome, for the note, the counters and the queue: r was answered
  * from the cache (hit), or not although it could have been: r's file is

@@ -2,13 +2,15 @@
  * adf_cache_entry.h for the format. */
 #include "adf_cache_entry.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #define TEMP_SEP ".tmp."
-#define TRAILER_VERSION 1
+#define TRAILER_VERSION 2
 static const char magic[8] = { 'A', 'D', 'F', 'c', 'a', 'c', 'h', 'e' };
 
 static adf_ts_t ts_usec(adf_ts_t t)
@@ -151,56 +153,106 @@ static apr_uint64_t get64(const unsigned char *p)
     return (apr_uint64_t)get32(p) | (apr_uint64_t)get32(p + 4) << 32;
 }
 
-/* Layout: version, coding, length, dev, ino, size, mtime s, mtime ns,
- * ctime ns, ctime s, CRC of the bytes, CRC of bytes 0-67, magic. */
-#define CRC_AT 68
-#define MAGIC_AT 72
+/* Layout: version, the coding's token (NUL-padded), length, dev, ino,
+ * size, mtime s, mtime ns, ctime ns, ctime s, CRC of the bytes, their
+ * SHA-256, CRC of bytes 0-103, magic. */
+#define TOKEN_AT 4
+#define TOKEN_LEN 8
+#define DIGEST_AT 72
+#define CRC_AT 104
+#define MAGIC_AT 108
+
+/* Version 1 (80 bytes): a coding number where the token is now, no
+ * digest; its CRC of bytes 0-67 at 68, the magic at 72. */
+#define V1_LEN 80
+#define V1_CRC_AT 68
 
 void adf_cache_trailer_format(unsigned char *buf,
                               const adf_cache_trailer_t *t)
 {
+    const char *token = adf_coding_name(t->coding);
+
+    memset(buf, 0, ADF_CACHE_TRAILER);
     put32(buf, TRAILER_VERSION);
-    put32(buf + 4, (apr_uint32_t)t->coding);
-    put64(buf + 8, t->length);
-    put64(buf + 16, t->key.dev);
-    put64(buf + 24, t->key.ino);
-    put64(buf + 32, (apr_uint64_t)t->key.size);
-    put64(buf + 40, (apr_uint64_t)t->key.mtime.sec);
-    put32(buf + 48, (apr_uint32_t)t->key.mtime.nsec);
-    put32(buf + 52, (apr_uint32_t)t->key.ctime.nsec);
-    put64(buf + 56, (apr_uint64_t)t->key.ctime.sec);
-    put32(buf + 64, t->crc);
+    if (token) {
+        memcpy(buf + TOKEN_AT, token, strnlen(token, TOKEN_LEN));
+    }
+    put64(buf + 12, t->length);
+    put64(buf + 20, t->key.dev);
+    put64(buf + 28, t->key.ino);
+    put64(buf + 36, (apr_uint64_t)t->key.size);
+    put64(buf + 44, (apr_uint64_t)t->key.mtime.sec);
+    put32(buf + 52, (apr_uint32_t)t->key.mtime.nsec);
+    put32(buf + 56, (apr_uint32_t)t->key.ctime.nsec);
+    put64(buf + 60, (apr_uint64_t)t->key.ctime.sec);
+    put32(buf + 68, t->crc);
+    memcpy(buf + DIGEST_AT, t->digest, ADF_DIGEST_LEN);
     put32(buf + CRC_AT, adf_cache_crc(0, buf, CRC_AT));
     memcpy(buf + MAGIC_AT, magic, sizeof(magic));
+}
+
+/* Is the end of buf a whole version 1 trailer (an earlier release's)? */
+static int old_trailer(const unsigned char *buf, apr_off_t file_size)
+{
+    const unsigned char *v1 = buf + ADF_CACHE_TRAILER - V1_LEN;
+
+    return file_size >= V1_LEN && get32(v1) == 1
+           && get32(v1 + V1_CRC_AT) == adf_cache_crc(0, v1, V1_CRC_AT);
 }
 
 int adf_cache_trailer_parse(const unsigned char *buf, apr_off_t file_size,
                             adf_cache_trailer_t *t)
 {
-    apr_uint32_t coding;
+    const adf_coding_t *d;
 
-    if (memcmp(buf + MAGIC_AT, magic, sizeof(magic))
-        || get32(buf + CRC_AT) != adf_cache_crc(0, buf, CRC_AT)
-        || get32(buf) != TRAILER_VERSION) {
-        return -1;
+    if (memcmp(buf + MAGIC_AT, magic, sizeof(magic))) {
+        return ADF_CACHE_TRAILER_BAD;
     }
-    coding = get32(buf + 4);
-    t->length = get64(buf + 8);
-    if (coding <= ADF_IDENTITY || coding >= ADF_NCODINGS
-        || file_size < ADF_CACHE_TRAILER
-        || t->length != (apr_uint64_t)(file_size - ADF_CACHE_TRAILER)) {
-        return -1;
+    if (file_size < ADF_CACHE_TRAILER || get32(buf) != TRAILER_VERSION
+        || get32(buf + CRC_AT) != adf_cache_crc(0, buf, CRC_AT)) {
+        return old_trailer(buf, file_size) ? ADF_CACHE_TRAILER_OLD
+                                           : ADF_CACHE_TRAILER_BAD;
     }
-    t->coding = (adf_coding_e)coding;
-    t->key.dev = get64(buf + 16);
-    t->key.ino = get64(buf + 24);
-    t->key.size = (apr_int64_t)get64(buf + 32);
-    t->key.mtime.sec = (apr_int64_t)get64(buf + 40);
-    t->key.mtime.nsec = (long)get32(buf + 48);
-    t->key.ctime.nsec = (long)get32(buf + 52);
-    t->key.ctime.sec = (apr_int64_t)get64(buf + 56);
-    t->crc = get32(buf + 64);
-    return 0;
+    t->length = get64(buf + 12);
+    d = adf_coding_by_token((const char *)buf + TOKEN_AT,
+                            strnlen((const char *)buf + TOKEN_AT, TOKEN_LEN));
+    if (!d || t->length != (apr_uint64_t)(file_size - ADF_CACHE_TRAILER)) {
+        return ADF_CACHE_TRAILER_BAD;
+    }
+    t->coding = d->id;
+    t->key.dev = get64(buf + 20);
+    t->key.ino = get64(buf + 28);
+    t->key.size = (apr_int64_t)get64(buf + 36);
+    t->key.mtime.sec = (apr_int64_t)get64(buf + 44);
+    t->key.mtime.nsec = (long)get32(buf + 52);
+    t->key.ctime.nsec = (long)get32(buf + 56);
+    t->key.ctime.sec = (apr_int64_t)get64(buf + 60);
+    t->crc = get32(buf + 68);
+    memcpy(t->digest, buf + DIGEST_AT, ADF_DIGEST_LEN);
+    return ADF_CACHE_TRAILER_OK;
+}
+
+int adf_cache_trailer_read(int fd, apr_off_t file_size,
+                           adf_cache_trailer_t *t)
+{
+    unsigned char buf[ADF_CACHE_TRAILER] = { 0 };
+    apr_size_t n = file_size < ADF_CACHE_TRAILER ? (apr_size_t)file_size
+                                                 : ADF_CACHE_TRAILER;
+    apr_size_t got = 0;
+    ssize_t k;
+
+    if (file_size < 0) {
+        return ADF_CACHE_TRAILER_BAD;
+    }
+    while (got < n) {
+        k = pread(fd, buf + ADF_CACHE_TRAILER - n + got, n - got,
+                  (off_t)(file_size - (apr_off_t)n + (apr_off_t)got));
+        if (k <= 0 && !(k < 0 && errno == EINTR)) {
+            return ADF_CACHE_TRAILER_BAD;
+        }
+        got += k > 0 ? (apr_size_t)k : 0;
+    }
+    return adf_cache_trailer_parse(buf, file_size, t);
 }
 
 int adf_cache_trailer_matches(const adf_cache_trailer_t *t,

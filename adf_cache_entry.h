@@ -8,14 +8,20 @@
  * second; a rollback with cp -p or touch -d; a chmod) moves its ctime and
  * so its key: an old entry is never found for a new version.
  *
+ * Only a settled version is cached (adf_ident_settled): one read before
+ * the filesystem's clock has moved past its ctime could hold bytes that a
+ * second write within the same timestamp tick replaces, identity
+ * unchanged.
+ *
  * A file is the coded bytes followed by a trailer of ADF_CACHE_TRAILER
- * bytes: the coding, the coded length, a CRC-32 of the coded bytes, the
- * source's identity (nanoseconds), a CRC of the trailer itself and a
- * magic number at the very end.  A reader checks that the file ends in a
- * trailer whose length fits the file's size and whose key is the source it
- * has (a truncated or appended file fails), and the CRC of the bytes the
- * first time it serves the file; the default handler then sends the coded
- * bytes only (the request's finfo says their length).
+ * bytes: the coding's token, the coded length, a CRC-32 and the SHA-256 of
+ * the coded bytes (their ETag: no two bodies share one), the source's
+ * identity (nanoseconds), a CRC of the trailer itself and a magic number
+ * at the very end.  A reader checks that the file ends in a trailer whose
+ * length fits the file's size and whose key is the source it has (a
+ * truncated or appended file fails), and the CRC of the bytes the first
+ * time it serves the file; the default handler then sends the coded bytes
+ * only (the request's finfo says their length).
  *
  * Files are written as "<entry name>.tmp.<pid>" and renamed when complete,
  * so no partial entry is ever visible under an entry's name; a temporary
@@ -25,13 +31,14 @@
 #define ADF_CACHE_ENTRY_H
 
 #include "adf_coding.h"
+#include "adf_digest.h"
 #include "adf_ident.h"
 
 #include <apr_time.h>
 
 /* "<16 hex><ext>.tmp.<pid>" and a NUL fit in this. */
 #define ADF_CACHE_NAME_MAX 48
-#define ADF_CACHE_TRAILER 80
+#define ADF_CACHE_TRAILER 116
 
 /* Truncate a key's timestamps to microseconds (what httpd's stat gives). */
 void adf_cache_key_usec(adf_ident_t *key);
@@ -60,6 +67,7 @@ typedef struct {
     adf_coding_e coding;
     apr_uint64_t length;        /* of the coded bytes before the trailer */
     apr_uint32_t crc;           /* CRC-32 of the coded bytes */
+    unsigned char digest[ADF_DIGEST_LEN];   /* SHA-256 of the coded bytes */
     adf_ident_t key;            /* the source, to the nanosecond */
 } adf_cache_trailer_t;
 
@@ -71,11 +79,23 @@ apr_uint32_t adf_cache_crc(apr_uint32_t crc, const void *data,
 void adf_cache_trailer_format(unsigned char *buf,
                               const adf_cache_trailer_t *t);
 
+/* What a file's end is. */
+#define ADF_CACHE_TRAILER_OK 0
+#define ADF_CACHE_TRAILER_BAD (-1)  /* damaged, truncated, appended to, or
+                                     * no entry at all */
+#define ADF_CACHE_TRAILER_OLD (-2)  /* an earlier release's entry: whole,
+                                     * but of no use */
+
 /* Parse the last ADF_CACHE_TRAILER bytes (buf) of a file of file_size
- * bytes: 0, or -1 when they are no trailer of this format, or its coded
- * length and the file's size disagree (truncated, appended to). */
+ * bytes (a shorter file: its bytes at the end of buf).  Bad as well when
+ * the trailer's coded length and the file's size disagree. */
 int adf_cache_trailer_parse(const unsigned char *buf, apr_off_t file_size,
                             adf_cache_trailer_t *t);
+
+/* Read and parse the trailer of the file open on fd, of file_size bytes;
+ * ADF_CACHE_TRAILER_BAD also when it cannot be read. */
+int adf_cache_trailer_read(int fd, apr_off_t file_size,
+                           adf_cache_trailer_t *t);
 
 /* Does the trailer say its file holds source f (microsecond timestamps,
  * as a request has them) in coding c? */

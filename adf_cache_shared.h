@@ -57,6 +57,7 @@ typedef struct {
 
 typedef struct {
     const adf_cache_conf_t *conf;
+    int fd;                     /* the directory, opened once */
     apr_uint64_t dev, ino;      /* the directory's, for the guard */
 } adf_cache_dir_t;
 

@@ -14,18 +14,27 @@
  * the mark: with a load signal that includes the worker itself, the load
  * settles half way between the other load and the mark.
  *
- * Writing: "<name>.tmp.<pid>", the coded bytes, the trailer, fsync, then
- * rename to the entry's name: no partial entry is ever visible; a
- * temporary file left by a killed worker is removed by the next scan.
- * Any failure to write (a full disk, a read-only directory) drops the
- * file, logs one line and stops writing to that directory for 10 s;
- * requests meanwhile are compressed on the fly.
+ * Everything goes through the directory's descriptor, opened once at
+ * start-up (adf_cache.c): nothing follows its path.
  *
- * Evicted files are deleted 5 s later, so that a request that found one
- * a moment before (its stat and the default handler's open are
- * microseconds apart) still opens it, or when the worker stops (the next
- * one's scan would count them again): the directory may hold MAXSIZE plus
- * what was evicted in the last 5 s.
+ * Reading: a file is read only once it is settled (adf_ident_settled):
+ * until its filesystem's clock has moved past its ctime, a second write
+ * within the same tick would keep its identity, and the entry would hold
+ * bytes it no longer has.  It is left for a later request to queue.
+ *
+ * Writing: "<name>.tmp.<pid>", the coded bytes (their CRC and SHA-256
+ * computed on the way), the trailer, fsync, then rename to the entry's
+ * name: no partial entry is ever visible; a temporary file left by a
+ * killed worker is removed by the next scan.  Before each file, the
+ * filesystem must have room for it and a reserve for everyone else on it
+ * (a twentieth of it, at most 1 GB): the least recently used entries go
+ * to make room, and when there are none the file is dropped.  Any
+ * failure to write (a full disk, a read-only directory) drops the file,
+ * logs one line and stops writing to that directory for 10 s; requests
+ * meanwhile are compressed on the fly.
+ *
+ * Evicted files are deleted at once: a request that opened one a moment
+ * before reads it whole through its descriptor.
  */
 #include "adf_cache_shared.h"
 #include "adf_codec.h"
@@ -44,6 +53,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,17 +63,13 @@
 #define BURST apr_time_from_msec(200)   /* the most one callback works */
 #define CHUNK (64 * 1024)               /* input per slice, streamed */
 #define WHOLE_MAX (4 * 1024 * 1024)     /* gzip in one slice up to this */
-#define GRACE apr_time_from_sec(5)      /* evicted files live this long */
 #define RETRY apr_time_from_sec(10)     /* a failed directory rests */
+/* What the cache leaves free on its filesystem for everyone else. */
+#define RESERVE_SHARE 20                /* a twentieth ... */
+#define RESERVE_MAX ((apr_off_t)1 << 30)        /* ... at most 1 GB */
 
 /* The order entries are made in: what most clients take first. */
 static const adf_coding_e order[] = { ADF_BR, ADF_GZIP, ADF_ZSTD };
-
-typedef struct {
-    char *path;                 /* malloc'ed */
-    apr_uint64_t ino;           /* the file evicted, not a later one */
-    apr_time_t due;
-} doomed_t;
 
 typedef struct {
     int active;
@@ -77,8 +84,9 @@ typedef struct {
     adf_stream_t *s;
     apr_size_t fed;
     int fd;
-    const char *tmp, *final;
+    char tmp[ADF_CACHE_NAME_MAX], final[ADF_CACHE_NAME_MAX];
     apr_uint32_t crc;
+    adf_digest_t digest;
     apr_uint64_t out;
     int err;                    /* errno of the failed write */
 } job_t;
@@ -88,8 +96,6 @@ static struct {
     int scanned;
     adf_cache_index_t index[ADF_CACHE_DIRS];
     apr_time_t retry[ADF_CACHE_DIRS];   /* failing: the next attempt */
-    doomed_t *doomed;
-    int ndoomed, capdoomed;
     job_t job;
     apr_time_t slice_end;               /* when the last slice ended */
     double slice_cpu;                   /* its CPU time, microseconds */
@@ -99,6 +105,11 @@ static struct {
 static const char *dir_of(const adf_cache_gen_t *g, int i)
 {
     return g->dir[i].conf->dir;
+}
+
+static int dfd(const adf_cache_gen_t *g, int i)
+{
+    return g->dir[i].fd;
 }
 
 static adf_cache_counts_t *counts(const adf_cache_gen_t *g, int i)
@@ -160,71 +171,6 @@ static void write_worked(const adf_cache_gen_t *g, int i)
 
 /* ---- eviction -------------------------------------------------------------------- */
 
-/* "DIR/name" of coding c's file of entry hash, malloc'ed. */
-static char *entry_path(const adf_cache_gen_t *g, int i, apr_uint64_t hash,
-                        adf_coding_e c)
-{
-    char name[ADF_CACHE_NAME_MAX];
-    size_t n = strlen(dir_of(g, i)) + 1 + sizeof(name);
-    char *path = malloc(n);
-
-    if (path) {
-        adf_cache_entry_name(name, hash, c);
-        snprintf(path, n, "%s/%s", dir_of(g, i), name);
-    }
-    return path;
-}
-
-/* Evicted: delete path (taken over) when its grace is over. */
-static void doom(char *path)
-{
-    struct stat st;
-    doomed_t *d;
-
-    if (lstat(path, &st) != 0) {
-        free(path);
-        return;
-    }
-    if (w.ndoomed == w.capdoomed) {
-        int cap = w.capdoomed ? 2 * w.capdoomed : 64;
-        doomed_t *n = realloc(w.doomed, (size_t)cap * sizeof(*n));
-
-        if (!n) {
-            unlink(path);       /* no memory to wait with: now */
-            free(path);
-            return;
-        }
-        w.doomed = n;
-        w.capdoomed = cap;
-    }
-    d = &w.doomed[w.ndoomed++];
-    d->path = path;
-    d->ino = (apr_uint64_t)st.st_ino;
-    d->due = apr_time_now() + GRACE;
-}
-
-/* Delete the doomed files whose grace is over. */
-static void delete_doomed(apr_time_t now)
-{
-    int k = 0;
-
-    while (k < w.ndoomed) {
-        doomed_t *d = &w.doomed[k];
-        struct stat st;
-
-        if (d->due > now) {
-            k++;
-            continue;
-        }
-        /* Not a file written since under the same name. */
-        if (lstat(d->path, &st) == 0 && (apr_uint64_t)st.st_ino == d->ino) {
-            unlink(d->path);
-        }
-        free(d->path);
-        *d = w.doomed[--w.ndoomed];
-    }
-}
-
 /* When each entry was last hit, from what requests recorded. */
 static void refresh_used(const adf_cache_gen_t *g, adf_cache_index_t *x)
 {
@@ -243,6 +189,23 @@ static void refresh_used(const adf_cache_gen_t *g, adf_cache_index_t *x)
     }
 }
 
+/* Delete an entry's files. */
+static void evict(const adf_cache_gen_t *g, int i, const adf_cache_rec_t *v)
+{
+    adf_cache_rec_t gone = *v;
+    char name[ADF_CACHE_NAME_MAX];
+    int c;
+
+    for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
+        if (gone.file[c]) {
+            adf_cache_entry_name(name, gone.hash, (adf_coding_e)c);
+            unlinkat(dfd(g, i), name, 0);
+        }
+    }
+    adf_cache_index_remove(&w.index[i], gone.hash);
+    apr_atomic_inc64(&counts(g, i)->evictions);
+}
+
 static void trim(const adf_cache_gen_t *g, int i, apr_uint64_t keep)
 {
     adf_cache_index_t *x = &w.index[i];
@@ -250,43 +213,68 @@ static void trim(const adf_cache_gen_t *g, int i, apr_uint64_t keep)
 
     refresh_used(g, x);
     while ((v = adf_cache_index_victim(x, g->dir[i].conf->max, keep))) {
-        adf_cache_rec_t gone = *v;
-        char *path;
-        int c;
-
-        for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
-            if (gone.file[c]
-                && (path = entry_path(g, i, gone.hash, (adf_coding_e)c))) {
-                doom(path);
-            }
-        }
-        adf_cache_index_remove(x, gone.hash);
-        apr_atomic_inc64(&counts(g, i)->evictions);
+        evict(g, i, v);
     }
     publish(g, i);
 }
 
+/* Is there room for need more bytes in directory i, besides the reserve
+ * left to everyone else on its filesystem?  The least recently used
+ * entries but keep's go until there is. */
+static int make_room(const adf_cache_gen_t *g, int i, apr_off_t need,
+                     apr_uint64_t keep)
+{
+    adf_cache_index_t *x = &w.index[i];
+    const adf_cache_rec_t *v;
+    struct statvfs fs;
+    apr_off_t reserve, avail;
+    int evicted = 0, room;
+
+    refresh_used(g, x);
+    for (;;) {
+        if (fstatvfs(dfd(g, i), &fs) != 0) {
+            return 1;       /* cannot tell: the write will */
+        }
+        reserve = (apr_off_t)fs.f_blocks * (apr_off_t)fs.f_frsize
+                  / RESERVE_SHARE;
+        reserve = reserve < RESERVE_MAX ? reserve : RESERVE_MAX;
+        avail = (apr_off_t)fs.f_bavail * (apr_off_t)fs.f_frsize;
+        if ((room = avail >= need + reserve)
+            || !(v = adf_cache_index_victim(x, 0, keep)) || v->hash == keep) {
+            break;
+        }
+        evict(g, i, v);
+        evicted++;
+    }
+    if (evicted) {
+        publish(g, i);
+        ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s, "cache worker: %s: "
+                     "%d entries evicted to leave room on its filesystem",
+                     dir_of(g, i), evicted);
+    }
+    return room;
+}
+
 /* ---- the scan at start ----------------------------------------------------------- */
 
-/* Is the file at dfd/name whole, and the entry its name says? */
+/* What the file at dfd/name is: ADF_CACHE_TRAILER_OK when it is whole and
+ * the entry its name says. */
 static int entry_ok(int dfd, const char *name, const struct stat *st,
                     apr_uint64_t hash, adf_coding_e c)
 {
-    unsigned char t[ADF_CACHE_TRAILER];
     adf_cache_trailer_t tr;
-    int fd, ok = 0;
+    int fd, rc;
 
-    if (st->st_size < ADF_CACHE_TRAILER
-        || (fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
-        return 0;
+    if ((fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+        return ADF_CACHE_TRAILER_BAD;
     }
-    if (pread(fd, t, sizeof(t), st->st_size - ADF_CACHE_TRAILER)
-        == (ssize_t)sizeof(t)
-        && !adf_cache_trailer_parse(t, st->st_size, &tr)) {
-        ok = tr.coding == c && adf_cache_key_hash(&tr.key) == hash;
+    rc = adf_cache_trailer_read(fd, st->st_size, &tr);
+    if (rc == ADF_CACHE_TRAILER_OK
+        && (tr.coding != c || adf_cache_key_hash(&tr.key) != hash)) {
+        rc = ADF_CACHE_TRAILER_BAD;
     }
     close(fd);
-    return ok;
+    return rc;
 }
 
 /* Is the process that wrote a temporary file gone: no such process, or a
@@ -317,14 +305,18 @@ static int writer_gone(pid_t pid)
 
 static void scan(const adf_cache_gen_t *g, int i)
 {
-    DIR *d = opendir(dir_of(g, i));
+    int fd = dup(dfd(g, i)), bad = 0, old = 0;
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     struct dirent *de;
-    int bad = 0;
 
     if (!d) {
+        if (fd >= 0) {
+            close(fd);
+        }
         write_failed(g, i, errno, "read it");
         return;
     }
+    rewinddir(d);       /* the descriptor is shared with every scan */
     while ((de = readdir(d))) {
         apr_uint64_t hash;
         adf_coding_e c;
@@ -343,16 +335,24 @@ static void scan(const adf_cache_gen_t *g, int i)
                 || !S_ISREG(st.st_mode)) {
                 break;
             }
-            if (!entry_ok(dirfd(d), de->d_name, &st, hash, c)) {
+            switch (entry_ok(dirfd(d), de->d_name, &st, hash, c)) {
+            case ADF_CACHE_TRAILER_OK:
+                /* last used: when it was written (its rename), until a
+                 * hit */
+                adf_cache_index_add(&w.index[i], hash, c, st.st_size,
+                                    apr_time_from_sec(st.st_ctim.tv_sec)
+                                    + st.st_ctim.tv_nsec / 1000);
+                break;
+            case ADF_CACHE_TRAILER_OLD:
+                unlinkat(dirfd(d), de->d_name, 0);
+                old++;
+                break;
+            default:
                 unlinkat(dirfd(d), de->d_name, 0);
                 apr_atomic_inc64(&counts(g, i)->corrupt);
                 bad++;
                 break;
             }
-            /* last used: when it was written (its rename), until a hit */
-            adf_cache_index_add(&w.index[i], hash, c, st.st_size,
-                                apr_time_from_sec(st.st_ctim.tv_sec)
-                                + st.st_ctim.tv_nsec / 1000);
             break;
         default:
             break;
@@ -363,6 +363,12 @@ static void scan(const adf_cache_gen_t *g, int i)
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, g->s, ADFLOGNO(00024)
                      "AdaptiveDeflateCache %s: removed %d damaged or "
                      "truncated entries", dir_of(g, i), bad);
+    }
+    if (old) {
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, g->s, ADFLOGNO(00029)
+                     "AdaptiveDeflateCache %s: removed %d entries written "
+                     "by an earlier release (they are made again)",
+                     dir_of(g, i), old);
     }
     trim(g, i, 0);
     apr_atomic_set32(&counts(g, i)->counted, 1);
@@ -380,9 +386,10 @@ static void end_job(const adf_cache_gen_t *g)
     }
     if (j->fd >= 0) {
         close(j->fd);
-        unlink(j->tmp);     /* never renamed: nobody sees it */
+        unlinkat(dfd(g, j->item.cache), j->tmp, 0);    /* never renamed */
         j->fd = -1;
     }
+    adf_digest_abandon(&j->digest);
     free(j->data);
     j->data = NULL;
     if (j->pool) {
@@ -482,79 +489,114 @@ static void recover(const adf_cache_gen_t *g)
     }
 }
 
-/* Read the queued file whole, if it is still the version the request saw
- * and stays that version while it is read. */
+/* What read_source found. */
+enum { SOURCE_READ, SOURCE_CHANGED, SOURCE_UNSETTLED, SOURCE_UNTRACKED };
+
+/* Read the queued file whole, if it is still the version the request saw,
+ * on a filesystem whose ctime moves with every change, settled (no write
+ * can keep its identity from now on: the clock is the kernel's coarse
+ * one, which stamps inodes) and stays that version while it is read.
+ * Opened without blocking: a FIFO put in F's place must not hold the
+ * worker (only a regular file is read). */
 static int read_source(job_t *j)
 {
     adf_ident_t now, queued = j->item.key;
+    struct timespec clock;
+    struct statfs fs;
     struct stat st;
+    adf_ts_t t;
     apr_size_t got = 0;
     ssize_t n;
-    int fd = open(j->item.path, O_RDONLY | O_CLOEXEC), ok = 0;
+    int fd = open(j->item.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC),
+        rc = SOURCE_CHANGED;
 
     if (fd < 0) {
-        return 0;
+        return SOURCE_CHANGED;
     }
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
-        && st.st_size <= ADF_CACHE_FILE_MAX) {
+    clock_gettime(CLOCK_REALTIME_COARSE, &clock);
+    if (fstatfs(fd, &fs) == 0 && !adf_fs_tracks_changes((long)fs.f_type)) {
+        rc = SOURCE_UNTRACKED;
+    }
+    else if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
+             && st.st_size <= ADF_CACHE_FILE_MAX) {
         adf_ident_of_stat(&j->key, &st);
         now = j->key;
         adf_cache_key_usec(&now);
         adf_cache_key_usec(&queued);
-        j->len = (apr_size_t)st.st_size;
-        j->data = malloc(j->len ? j->len : 1);
-        ok = j->data && adf_ident_same(&now, &queued);
-    }
-    while (ok && got < j->len) {
-        n = pread(fd, j->data + got, j->len - got, (off_t)got);
-        if (n <= 0) {
-            ok = n < 0 && errno == EINTR;
+        t.sec = clock.tv_sec;
+        t.nsec = clock.tv_nsec;
+        if (!adf_ident_same(&now, &queued)) {
+            rc = SOURCE_CHANGED;
         }
-        else {
+        else if (!adf_ident_settled(&j->key, &t)) {
+            rc = SOURCE_UNSETTLED;
+        }
+        else if ((j->data = malloc((j->len = (apr_size_t)st.st_size)
+                                   ? j->len : 1))) {
+            rc = SOURCE_READ;
+        }
+    }
+    while (rc == SOURCE_READ && got < j->len) {
+        n = pread(fd, j->data + got, j->len - got, (off_t)got);
+        if (n > 0) {
             got += (apr_size_t)n;
         }
+        else if (n == 0 || errno != EINTR) {
+            rc = SOURCE_CHANGED;
+        }
     }
-    if (ok && fstat(fd, &st) == 0) {
-        adf_ident_of_stat(&now, &st);
-        ok = adf_ident_same(&now, &j->key);     /* not changed meanwhile */
+    if (rc == SOURCE_READ) {
+        if (fstat(fd, &st) != 0) {
+            rc = SOURCE_CHANGED;
+        }
+        else {
+            adf_ident_of_stat(&now, &st);
+            if (!adf_ident_same(&now, &j->key)) {
+                rc = SOURCE_CHANGED;    /* changed while it was read */
+            }
+        }
     }
     close(fd);
-    return ok;
+    return rc;
 }
 
-/* Does the index's file of coding c in rec still exist?  One that went
- * behind the index's back (a request dropped it as damaged, an operator,
- * tmpfiles, another server on the directory) is forgotten, to be made
- * again: else the file would stay a miss until the next restart. */
+/* Does the index's file of coding c in rec still exist, as ours?  One
+ * that went behind the index's back (a request dropped it as damaged, an
+ * operator, tmpfiles, another server on the directory) or was replaced by
+ * another user's is forgotten, to be made again: else the file would stay
+ * a miss until the next restart. */
 static int still_there(const adf_cache_gen_t *g, int i, adf_cache_rec_t *rec,
                        adf_coding_e c)
 {
+    char name[ADF_CACHE_NAME_MAX];
     struct stat st;
-    char *path;
-    int there;
 
     if (!rec || !rec->file[c]) {
         return 0;
     }
-    if (!(path = entry_path(g, i, rec->hash, c))) {
+    adf_cache_entry_name(name, rec->hash, c);
+    if (fstatat(dfd(g, i), name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (st.st_uid == geteuid()) {
+            return 1;
+        }
+        /* not ours (planted: requests refuse it): made again */
+        unlinkat(dfd(g, i), name, 0);
+    }
+    else if (errno != ENOENT) {
         return 1;
     }
-    there = stat(path, &st) == 0 || errno != ENOENT;
-    free(path);
-    if (!there) {
-        w.index[i].bytes -= rec->file[c];
-        rec->bytes -= rec->file[c];
-        rec->file[c] = 0;
-        publish(g, i);
-    }
-    return there;
+    w.index[i].bytes -= rec->file[c];
+    rec->bytes -= rec->file[c];
+    rec->file[c] = 0;
+    publish(g, i);
+    return 0;
 }
 
 static int start_job(const adf_cache_gen_t *g, apr_pool_t *parent)
 {
     job_t *j = &w.job;
     adf_cache_rec_t *rec;
-    int k;
+    int k, read = SOURCE_CHANGED;
 
     memset(j, 0, sizeof(*j));
     j->fd = -1;
@@ -562,12 +604,15 @@ static int start_job(const adf_cache_gen_t *g, apr_pool_t *parent)
         return 0;
     }
     j->active = 1;
-    if (apr_pool_create(&j->pool, parent) != APR_SUCCESS
-        || !read_source(j)) {
-        ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s,
-                     "cache worker: %s changed or gone, left",
-                     j->item.path);
-        end_job(g);     /* changed or gone: a later request queues it */
+    if (apr_pool_create(&j->pool, parent)
+        || (read = read_source(j)) != SOURCE_READ) {
+        ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s, "cache worker: %s %s, "
+                     "left", j->item.path, read == SOURCE_UNSETTLED
+                     ? "changed within its timestamp's tick"
+                     : read == SOURCE_UNTRACKED
+                     ? "on a filesystem whose ctime does not follow changes"
+                     : "changed or gone");
+        end_job(g);     /* a later request queues it */
         return 1;
     }
     rec = adf_cache_index_find(&w.index[j->item.cache], j->item.hash);
@@ -593,6 +638,7 @@ static apr_status_t sink(void *baton, const char *data, apr_size_t len)
     job_t *j = baton;
 
     j->crc = adf_cache_crc(j->crc, data, len);
+    adf_digest_update(&j->digest, data, len);
     j->out += len;
     while (len) {
         ssize_t n = write(j->fd, data, len);
@@ -614,28 +660,38 @@ static int whole(const job_t *j, adf_coding_e c)
     return c == ADF_GZIP && j->len <= WHOLE_MAX;
 }
 
-/* Open the current coding's temporary file and coder. */
+/* Open the current coding's temporary file and coder, once its
+ * filesystem has room for it. */
 static int open_coding(const adf_cache_gen_t *g, adf_coding_e c)
 {
     job_t *j = &w.job;
-    char name[ADF_CACHE_NAME_MAX], tmp[ADF_CACHE_NAME_MAX];
     int flags = whole(j, c) ? ADF_STREAM_WHOLE | ADF_STREAM_BEST : 0;
+    int i = (int)j->item.cache;
     apr_status_t rv;
 
-    adf_cache_entry_name(name, j->item.hash, c);
-    adf_cache_temp_name(tmp, name, (long)getpid());
-    j->final = apr_pstrcat(j->pool, dir_of(g, j->item.cache), "/", name,
-                           NULL);
-    j->tmp = apr_pstrcat(j->pool, dir_of(g, j->item.cache), "/", tmp, NULL);
-    j->fed = 0;
+    if (!make_room(g, i, (apr_off_t)j->len + ADF_CACHE_TRAILER,
+                   j->item.hash)) {
+        write_failed(g, i, ENOSPC, "leave room on its filesystem for "
+                     "another file");
+        return 0;
+    }
+    adf_cache_entry_name(j->final, j->item.hash, c);
+    adf_cache_temp_name(j->tmp, j->final, (long)getpid());
     j->crc = 0;
     j->out = 0;
     j->err = 0;
-    j->fd = open(j->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    /* a file of a process of the same pid that was killed before */
+    unlinkat(dfd(g, i), j->tmp, 0);
+    j->fd = openat(dfd(g, i), j->tmp, O_WRONLY | O_CREAT | O_EXCL
+                                      | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (j->fd < 0) {
-        write_failed(g, j->item.cache, errno, "create a file in it");
+        write_failed(g, i, errno, "create a file in it");
         return 0;
     }
+    if (adf_digest_init(&j->digest) != 0) {
+        return 0;
+    }
+    j->fed = 0;
     rv = adf_stream_open(&j->s, j->pool, c, adf_coding(c)->strongest,
                          (apr_off_t)j->len, flags, CHUNK, sink, j);
     if (rv != APR_SUCCESS) {
@@ -662,6 +718,9 @@ static int commit(const adf_cache_gen_t *g, adf_coding_e c)
     tr.length = j->out;
     tr.crc = j->crc;
     tr.key = j->key;
+    if (adf_digest_final(&j->digest, tr.digest) != 0) {
+        return 0;
+    }
     adf_cache_trailer_format(t, &tr);
     bytes = j->out + sizeof(t);
     if (sink(j, (const char *)t, sizeof(t)) != APR_SUCCESS
@@ -676,14 +735,14 @@ static int commit(const adf_cache_gen_t *g, adf_coding_e c)
     futimens(j->fd, times);
     if (close(j->fd) != 0) {
         j->fd = -1;
-        unlink(j->tmp);
+        unlinkat(dfd(g, i), j->tmp, 0);
         write_failed(g, i, errno, "write a file in it");
         return 0;
     }
     j->fd = -1;
-    if (rename(j->tmp, j->final) != 0) {
+    if (renameat(dfd(g, i), j->tmp, dfd(g, i), j->final) != 0) {
         write_failed(g, i, errno, "rename a file in it");
-        unlink(j->tmp);
+        unlinkat(dfd(g, i), j->tmp, 0);
         return 0;
     }
     write_worked(g, i);
@@ -691,8 +750,9 @@ static int commit(const adf_cache_gen_t *g, adf_coding_e c)
                         apr_time_now());
     apr_atomic_inc64(&counts(g, i)->written);
     ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s,
-                 "cache worker: wrote %s (%s, %" APR_UINT64_T_FMT " bytes)",
-                 j->final, adf_coding_name(c), bytes);
+                 "cache worker: wrote %s/%s (%s, %" APR_UINT64_T_FMT
+                 " bytes)", dir_of(g, i), j->final, adf_coding_name(c),
+                 bytes);
     trim(g, i, j->item.hash);
     return 1;
 }
@@ -784,20 +844,19 @@ static void work(const adf_cache_gen_t *g, apr_pool_t *pool)
 /* The worker thread ends (its pool goes): what it holds goes too. */
 static apr_status_t forget_state(void *data)
 {
+    const adf_cache_gen_t *g = data;
     job_t *j = &w.job;
     int i;
 
     if (j->fd >= 0 && j->active) {
         close(j->fd);
-        unlink(j->tmp);
+        unlinkat(dfd(g, j->item.cache), j->tmp, 0);
     }
+    adf_digest_abandon(&j->digest);
     free(j->data);
     for (i = 0; i < ADF_CACHE_DIRS; i++) {
         adf_cache_index_free(&w.index[i]);
     }
-    /* Evicted files go now: the next worker would count them again. */
-    delete_doomed(APR_INT64_MAX);
-    free(w.doomed);
     memset(&w, 0, sizeof(w));
     return APR_SUCCESS;
 }
@@ -836,10 +895,9 @@ static apr_status_t tick(int state, void *data, apr_pool_t *pool)
             scan(g, i);
         }
         w.scanned = 1;
-        apr_pool_cleanup_register(apr_pool_parent_get(pool), NULL,
+        apr_pool_cleanup_register(apr_pool_parent_get(pool), (void *)g,
                                   forget_state, apr_pool_cleanup_null);
     }
-    delete_doomed(apr_time_now());
     work(g, pool);
     if (w.job.active && !in_charge(g)) {
         requeue(g);

@@ -48,6 +48,11 @@ typedef struct {
     apr_uint64_t ns;            /* ... so far */
     int count_eligible;         /* length unknown: counted at the end */
     int slow;                   /* ... for a slow client (-1: not asked) */
+    int sent;                   /* something was passed on */
+    apr_off_t head_bytes;       /* a HEAD's body, which is dropped */
+    const char *load;           /* not NULL: d is still to be noted */
+    adf_decision_t d;
+    const char *etag, *err_etag;    /* the handler's, before our suffix */
 } adf_ctx_t;
 
 /* Give data to the coder, measuring its CPU when this response is timed:
@@ -239,11 +244,15 @@ static const char *load_note(apr_pool_t *p, const adf_load_view_t *load)
     return apr_pstrmemdup(p, last.text, last.len);
 }
 
-static void note_decision(request_rec *r, const adf_decision_t *d,
-                          const adf_load_view_t *load)
+/* The load note's text: "-" without a signal. */
+static const char *load_text(request_rec *r, const adf_load_view_t *load)
 {
-    const char *ld = "-";
+    return load && load->raw >= 0 ? load_note(r->pool, load) : "-";
+}
 
+static void note_decision(request_rec *r, const adf_decision_t *d,
+                          const char *ld)
+{
     if (r->status == HTTP_NOT_MODIFIED) {
         /* counted as responses with a body only */
     }
@@ -252,9 +261,6 @@ static void note_decision(request_rec *r, const adf_decision_t *d,
     }
     else {
         adf_shm_count_decision(d);
-    }
-    if (load && load->raw >= 0) {
-        ld = load_note(r->pool, load);
     }
     /* Set once per request (the first instance claims it): added, not
      * set, which would search the table for an older value first. */
@@ -429,7 +435,7 @@ static void set_headers(request_rec *r, ap_filter_t *f, adf_coding_e c)
     apr_table_unset(r->err_headers_out, "Content-Encoding");
     apr_table_setn(r->headers_out, "Content-Encoding", adf_coding_name(c));
     r->content_encoding = NULL;
-    adf_suffix_etag(r, c, ADF_ETAG_FLY);
+    adf_etag_append(r, adf_coding(c)->etag_suffix);
     /* The compressed bytes differ from run to run (the level follows the
      * load), so ranges over them would not be stable: send the full body
      * and do not offer ranges. */
@@ -452,9 +458,23 @@ static apr_status_t sink(void *baton, const char *data, apr_size_t len)
 
 /* ---- the filter --------------------------------------------------------- */
 
+/* The decision deferred to a body's first byte (start): the headers go
+ * now, so it stands. */
+static void commit(request_rec *r, adf_ctx_t *ctx)
+{
+    if (ctx->load) {
+        note_decision(r, &ctx->d, ctx->load);
+        ctx->load = NULL;
+    }
+}
+
 static apr_status_t pass_out(ap_filter_t *f, adf_ctx_t *ctx)
 {
-    apr_status_t rv = ap_pass_brigade(f->next, ctx->out);
+    apr_status_t rv;
+
+    commit(f->r, ctx);
+    ctx->sent = 1;
+    rv = ap_pass_brigade(f->next, ctx->out);
 
     apr_brigade_cleanup(ctx->out);
     ctx->pending = 0;
@@ -508,6 +528,27 @@ static apr_status_t compress_whole(request_rec *r, adf_ctx_t *ctx,
         return rv;
     }
     return code(ctx, flat, len, ADF_OP_FINISH);
+}
+
+/* The body was empty (a CGI that printed only its headers) and nothing
+ * went out yet: it goes as it is, not as an empty compressed stream. */
+static void send_empty(request_rec *r, adf_ctx_t *ctx)
+{
+    if (ctx->stream) {
+        adf_stream_close(ctx->stream);
+        ctx->stream = NULL;
+    }
+    apr_table_unset(r->headers_out, "Content-Encoding");
+    if (ctx->etag) {
+        apr_table_setn(r->headers_out, "ETag", ctx->etag);
+    }
+    if (ctx->err_etag) {
+        apr_table_setn(r->err_headers_out, "ETag", ctx->err_etag);
+    }
+    ctx->d.coding = ADF_IDENTITY;
+    ctx->d.level = 0;
+    ctx->d.reason = ADF_R_MIN_LENGTH;
+    commit(r, ctx);
 }
 
 /* Take the filter out and let the response go as it is. */
@@ -583,7 +624,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         /* after the sibling was chosen: F as it is */
         d.reason = why;
         d.vary = 1;
-        note_decision(r, &d, NULL);
+        note_decision(r, &d, "-");
         return step_aside(f, bb);
     }
     if (st->sibling) {
@@ -592,13 +633,12 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         d.coding = st->sibling;
         d.reason = st->cache_hit ? ADF_R_CACHE_HIT : ADF_R_PRECOMPRESSED;
         d.level = -1;       /* no level of ours: none is counted */
-        adf_suffix_etag(r, st->sibling, st->cache_hit ? ADF_ETAG_CACHE
-                                                      : ADF_ETAG_SIBLING);
+        adf_etag_append(r, st->etag_suffix);
         if (st->cache_hit) {
             adf_cache_hit(r, st->cache);
         }
         if_range_by_date(r);
-        note_decision(r, &d, NULL);
+        note_decision(r, &d, "-");
         return step_aside(f, bb);
     }
     if (st->miss && r->status == HTTP_OK && !as_is(r, &why)) {
@@ -626,9 +666,9 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     if (d.coding == ADF_IDENTITY || r->status == HTTP_NOT_MODIFIED) {
         /* Nothing to compress: a 304 names the compressed ETag. */
         if (d.coding != ADF_IDENTITY) {
-            adf_suffix_etag(r, d.coding, ADF_ETAG_FLY);
+            adf_etag_append(r, adf_coding(d.coding)->etag_suffix);
         }
-        note_decision(r, &d, seen);
+        note_decision(r, &d, load_text(r, seen));
         return step_aside(f, bb);
     }
 
@@ -656,7 +696,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
             d.coding = ADF_IDENTITY;
             d.level = 0;
             d.reason = ADF_R_CODEC_ERROR;
-            note_decision(r, &d, seen);
+            note_decision(r, &d, load_text(r, seen));
             f->ctx = NULL;
             return step_aside(f, bb);
         }
@@ -667,8 +707,17 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
                                0, (apr_uint32_t)adf_conf_length_hiding(dc)));
         }
     }
+    ctx->etag = apr_table_get(r->headers_out, "ETag");
+    ctx->err_etag = apr_table_get(r->err_headers_out, "ETag");
     set_headers(r, f, d.coding);
-    note_decision(r, &d, seen);
+    if (len < 0) {
+        /* A body of unknown length may turn out empty: decided for good
+         * at its first byte (adf_out_filter); a HEAD's as its GET's. */
+        ctx->d = d;
+        ctx->load = load_text(r, seen);
+        return APR_SUCCESS;
+    }
+    note_decision(r, &d, load_text(r, seen));
     return APR_SUCCESS;
 }
 
@@ -700,6 +749,11 @@ apr_status_t adf_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
         apr_size_t len;
 
         if (APR_BUCKET_IS_EOS(e)) {
+            if (ctx->load && !ctx->sent
+                && !(ctx->stream ? adf_stream_bytes_in(ctx->stream)
+                                 : ctx->head_bytes)) {
+                send_empty(f->r, ctx);
+            }
             if (ctx->stream) {
                 adf_stream_t *s = ctx->stream;
 
@@ -739,15 +793,23 @@ apr_status_t adf_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
         }
         if (!ctx->stream) {
             /* HEAD: the body would be dropped after the headers anyway;
-             * dropping it here keeps its length out of Content-Length. */
+             * dropping it here keeps its length out of Content-Length.
+             * Whether it has a byte decides its headers, as for GET. */
+            if (ctx->load && !ctx->head_bytes
+                && apr_bucket_read(e, &data, &len, APR_BLOCK_READ)
+                   == APR_SUCCESS) {
+                ctx->head_bytes = (apr_off_t)len;
+            }
             apr_bucket_delete(e);
             continue;
         }
         rv = apr_bucket_read(e, &data, &len, APR_NONBLOCK_READ);
         if (APR_STATUS_IS_EAGAIN(rv)) {
             /* The source (a CGI, a proxy) has nothing now: send what we
-             * have before waiting for more, as the core does. */
-            if ((rv = flush_out(f, ctx, NULL)) != APR_SUCCESS) {
+             * have before waiting for more, as the core does; before its
+             * first byte, nothing (it may have none at all). */
+            if (adf_stream_bytes_in(ctx->stream)
+                && (rv = flush_out(f, ctx, NULL)) != APR_SUCCESS) {
                 return rv;
             }
             rv = apr_bucket_read(e, &data, &len, APR_BLOCK_READ);
@@ -757,7 +819,9 @@ apr_status_t adf_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
                           "reading the response body failed");
             return rv;
         }
-        rv = code(ctx, data, len, ADF_OP_WRITE);
+        /* (an empty write would start the stream: zlib writes its
+         * header) */
+        rv = len ? code(ctx, data, len, ADF_OP_WRITE) : APR_SUCCESS;
         apr_bucket_delete(e);
         if (rv == APR_SUCCESS && ctx->pending >= ADF_PASS_THRESHOLD) {
             rv = pass_out(f, ctx);

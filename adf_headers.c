@@ -113,56 +113,47 @@ const char *adf_declared_encoding(const request_rec *r,
 
 static int suffix_in(request_rec *r, apr_table_t *t, const char *suffix)
 {
-    const char *etag = apr_table_get(t, "ETag");
+    const char *etag = apr_table_get(t, "ETag"), *q;
     apr_size_t len;
 
     if (!etag) {
         return 0;
     }
-    if ((len = strlen(etag)) >= 2 && etag[len - 1] == '"') {
+    len = strlen(etag);
+    q = !strncmp(etag, "W/", 2) ? etag + 2 : etag;
+    if (*q != '"') {
+        return 1;       /* not a tag: left alone */
+    }
+    if (etag + len - 1 > q && etag[len - 1] == '"') {
         apr_table_setn(t, "ETag", apr_psprintf(r->pool, "%.*s%s\"",
                                                (int)(len - 1), etag, suffix));
+    }
+    else {
+        apr_table_setn(t, "ETag", apr_pstrcat(r->pool, etag, suffix, "\"",
+                                              NULL));
     }
     return 1;
 }
 
-void adf_suffix_etag(request_rec *r, adf_coding_e c, int kind)
+void adf_etag_append(request_rec *r, const char *suffix)
 {
-    const char *suffix = adf_coding(c)->etag_suffix;
-
-    if (kind != ADF_ETAG_FLY) {
-        suffix = apr_pstrcat(r->pool, suffix, kind == ADF_ETAG_CACHE
-                             ? ADF_CACHE_ETAG : ADF_SIBLING_ETAG, NULL);
-    }
     if (!suffix_in(r, r->headers_out, suffix)) {
         suffix_in(r, r->err_headers_out, suffix);
     }
 }
 
-/* How much of tag (len bytes) is our suffix for a coding: the sibling's,
- * the cache entry's or the on-the-fly one; 0 when it carries none. */
-static apr_size_t suffix_len(const char *tag, apr_size_t len,
-                             const char *suffix)
+const char *adf_stored_etag_suffix(apr_pool_t *p, adf_coding_e c, int cache,
+                                   const unsigned char *digest)
 {
-    static const char *const kinds[] = { ADF_SIBLING_ETAG, ADF_CACHE_ETAG };
-    apr_size_t sl = strlen(suffix), pl;
-    int i;
+    char hex[2 * 8 + 1];
 
-    for (i = 0; i < 2; i++) {
-        pl = strlen(kinds[i]);
-        if (len > sl + pl && !memcmp(tag + len - pl, kinds[i], pl)
-            && !memcmp(tag + len - pl - sl, suffix, sl)) {
-            return sl + pl;
-        }
-    }
-    if (len > sl && !memcmp(tag + len - sl, suffix, sl)) {
-        return sl;
-    }
-    return 0;
+    adf_digest_hex(hex, digest, 8);
+    return apr_pstrcat(p, adf_coding(c)->etag_suffix,
+                       cache ? ADF_CACHE_ETAG : ADF_SIBLING_ETAG, hex, NULL);
 }
 
-/* Strip our suffixes inside the quoted tags of a conditional header, for
- * the codings this client accepts. */
+/* Strip our on-the-fly suffix from the quoted tags of a conditional
+ * header, for the codings this client accepts. */
 static const char *strip_suffixes(apr_pool_t *p, const char *value,
                                   const adf_accept_t *acc)
 {
@@ -182,9 +173,11 @@ static const char *strip_suffixes(apr_pool_t *p, const char *value,
             len = end - s - 1;
             for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS && !cut; c++) {
                 const adf_coding_t *d = adf_coding((adf_coding_e)c);
+                apr_size_t sl = d ? strlen(d->etag_suffix) : 0;
 
-                if (d && adf_accept_q(acc, (adf_coding_e)c) > 0) {
-                    cut = suffix_len(s + 1, len, d->etag_suffix);
+                if (d && adf_accept_q(acc, (adf_coding_e)c) > 0 && len > sl
+                    && !memcmp(s + 1 + len - sl, d->etag_suffix, sl)) {
+                    cut = sl;
                 }
             }
             len -= cut;
@@ -204,6 +197,50 @@ static const char *strip_suffixes(apr_pool_t *p, const char *value,
     }
     strcpy(o, s);
     return out;
+}
+
+/* Does a conditional header's list name a tag ending in suffix?  strong:
+ * If-Match's comparison, which no weak tag passes. */
+static int names_stored(const char *value, const char *suffix, int strong)
+{
+    apr_size_t sl = strlen(suffix);
+    const char *s = value;
+
+    while ((s = strchr(s, '"'))) {
+        const char *end = strchr(s + 1, '"');
+        int weak = s - value >= 2 && !strncmp(s - 2, "W/", 2);
+
+        if (!end) {
+            return 0;
+        }
+        if (!(strong && weak) && (apr_size_t)(end - s - 1) > sl
+            && !memcmp(end - sl, suffix, sl)) {
+            return 1;
+        }
+        s = end + 1;
+    }
+    return 0;
+}
+
+/* No tag the handler makes looks like this. */
+#define NO_TAG "\"adaptive-deflate:none\""
+
+void adf_match_stored_conditionals(request_rec *r, const char *suffix)
+{
+    static const char *const hdrs[] = { "If-None-Match", "If-Match" };
+    int i;
+
+    for (i = 0; i < 2; i++) {
+        const char *v = apr_table_get(r->headers_in, hdrs[i]);
+
+        while (v && apr_isspace(*v)) {
+            v++;
+        }
+        if (v && *v != '*') {
+            apr_table_setn(r->headers_in, hdrs[i],
+                           names_stored(v, suffix, i == 1) ? "*" : NO_TAG);
+        }
+    }
 }
 
 void adf_strip_conditionals(request_rec *r)

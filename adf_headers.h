@@ -6,6 +6,7 @@
 
 #include "adf_private.h"
 #include "adf_coding.h"
+#include "adf_digest.h"
 
 /* What the response's own header tables (the handler's and the error
  * headers, where CGIs and mod_headers' "always" put theirs) say about
@@ -37,28 +38,39 @@ int adf_is_coding(const char *ce);
 const char *adf_declared_encoding(const request_rec *r,
                                   const adf_resp_fields_t *h);
 
-/* What the ETag of a sibling and of a cache entry carry after their
- * coding's suffix: they and the on-the-fly output of the same coding are
- * different bytes. */
-#define ADF_SIBLING_ETAG "-pre"
-#define ADF_CACHE_ETAG "-cache"
+/* The ETag of a compressed representation is the handler's with a suffix
+ * of this module's own inside the quotes: "abc" -> "abc-ad-gzip" on the
+ * fly; a precompressed sibling's and a cache entry's also name their
+ * bytes, "abc-ad-br-pre.<hex>" and "abc-ad-br-cache.<hex>" (the first 64
+ * bits of their SHA-256), so no two bodies share a tag whatever FileETag
+ * says and however equal their mtimes and lengths.  The suffixes are this
+ * module's own, so a tag a backend made ("v1-gzip", mod_deflate's) is
+ * never taken for one of ours. */
+#define ADF_SIBLING_ETAG "-pre."
+#define ADF_CACHE_ETAG "-cache."
 
-/* Whose bytes a compressed ETag names. */
-#define ADF_ETAG_FLY 0          /* compressed on the fly */
-#define ADF_ETAG_SIBLING 1      /* a precompressed sibling */
-#define ADF_ETAG_CACHE 2        /* a compressed cache entry */
+/* The suffix of a sibling's (cache: a cache entry's) tag in coding c, for
+ * bytes whose SHA-256 is digest. */
+const char *adf_stored_etag_suffix(apr_pool_t *p, adf_coding_e c, int cache,
+                                   const unsigned char *digest);
 
-/* "abc" -> "abc-ad-gzip" (a sibling: "abc-ad-gzip-pre", a cache entry:
- * "abc-ad-gzip-cache"), W/"abc" -> W/"abc-ad-gzip", in whichever table
- * holds the ETag; a missing or malformed ETag is left alone.  The
- * suffixes are this module's own, so a tag a backend made ("v1-gzip",
- * mod_deflate's) is never taken for one of ours. */
-void adf_suffix_etag(request_rec *r, adf_coding_e c, int kind);
+/* Add suffix to the ETag in whichever table holds it: "abc" and W/"abc"
+ * before the closing quote; a tag without one (httpd's for a negotiated
+ * variant, "abc;def) gets it after the suffix.  No ETag, no change. */
+void adf_etag_append(request_rec *r, const char *suffix);
 
-/* Let If-None-Match / If-Match carrying the ETag of a compressed
- * representation match the handler's own (httpd bug 45023): our
- * suffixes are stripped for the codings this client accepts. */
+/* Let If-None-Match / If-Match carrying the ETag of a representation
+ * compressed on the fly match the handler's own (httpd bug 45023): our
+ * suffixes are stripped for the codings this client accepts.  Tags of
+ * stored bytes (siblings, cache entries) are left for
+ * adf_match_stored_conditionals. */
 void adf_strip_conditionals(request_rec *r);
+
+/* The response will be stored bytes whose tag ends in suffix: make
+ * If-None-Match / If-Match say, to the handler that evaluates them
+ * against its own tag, whether the client named exactly these bytes
+ * ("*") or not (a tag nothing has). */
+void adf_match_stored_conditionals(request_rec *r, const char *suffix);
 
 /* fixups hook: adf_strip_conditionals where this module may answer with
  * a compressed representation. */

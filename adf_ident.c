@@ -71,6 +71,29 @@ int adf_ident_settled(const adf_ident_t *f, const adf_ts_t *now)
     return adf_ts_cmp(now, &after) > 0;
 }
 
+int adf_fs_tracks_changes(long f_type)
+{
+    /* linux/magic.h's numbers */
+    static const unsigned long untracked[] = {
+        0x73717368,     /* squashfs */
+        0xe0f5e1e2,     /* erofs */
+        0x9660,         /* iso9660 */
+        0x15013346,     /* udf */
+        0x28cd3d45,     /* cramfs */
+        0x7275,         /* romfs */
+        0x4d44,         /* msdos, vfat */
+        0x2011bab0,     /* exfat */
+    };
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(untracked) / sizeof(untracked[0]); i++) {
+        if ((unsigned long)f_type == untracked[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 int adf_mark_format(char *buf, const adf_ident_t *f,
                     const unsigned char *digest)
 {

@@ -54,12 +54,20 @@ int adf_ident_same(const adf_ident_t *a, const adf_ident_t *b);
  * then a second write within the same timestamp tick leaves f's identity
  * as it was, and bytes read now may not be the bytes f holds later under
  * the same identity.  Filesystems keep timestamps to nanoseconds (ext4
- * with 256-byte inodes, xfs, btrfs, tmpfs), whole seconds (ext4 with
- * 128-byte inodes, ext2/3) or 2 s (FAT): a ctime with a fraction proves
- * the fine kind; a whole-second one is taken as the coarsest.  now: the
+ * with 256-byte inodes, xfs, btrfs, tmpfs) or whole seconds (ext4 with
+ * 128-byte inodes, ext2/3): a ctime with a fraction proves the fine kind;
+ * a whole-second one is given 2 s, in case a filesystem rounds to even
+ * seconds.  now: the
  * kernel's coarse clock (what it stamps inodes with), or a probe file's
  * ctime on f's filesystem. */
 int adf_ident_settled(const adf_ident_t *f, const adf_ts_t *now);
+
+/* Does a filesystem of this type (statfs' f_type) move a file's ctime at
+ * every change?  Not those of images built once (squashfs, erofs,
+ * iso9660, udf, cramfs, romfs: two images with normalised times give one
+ * identity to two versions), nor FAT and exFAT, whose ctime is the mtime:
+ * an edit with its mtime put back keeps the identity. */
+int adf_fs_tracks_changes(long f_type);
 
 /* The mark adaptive-precompress leaves on every sibling it writes: an
  * extended attribute holding the identity of the source it was made from

@@ -419,7 +419,10 @@ void adf_policy_decide(const adf_policy_conf_t *conf,
         skip(out, ADF_R_TYPE, 0);
         return;
     }
-    if (in->length >= 0 && in->length < conf->min_length) {
+    /* an empty body has nothing to compress, whatever MinLength: its
+     * coding would only add a header and a trailer */
+    if (in->length == 0
+        || (in->length > 0 && in->length < conf->min_length)) {
         skip(out, ADF_R_MIN_LENGTH, 0);
         return;
     }

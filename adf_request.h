@@ -19,6 +19,7 @@ typedef struct {
     apr_uint32_t miss_codings;      /* ... in these (a bit per coding) */
     const char *plain;      /* ... in place of this file */
     apr_finfo_t plain_finfo;
+    const char *etag_suffix;        /* ... its ETag's (adf_headers.h) */
     int claimed;            /* a filter instance owns this response */
     int looked;             /* the sibling swap was considered */
     int vary;               /* ... and a sibling exists: the answer varies */

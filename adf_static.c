@@ -28,6 +28,7 @@
 #include "adf_static.h"
 #include "adf_cache.h"
 #include "adf_filter.h"
+#include "adf_headers.h"
 #include "adf_ident.h"
 #include "adf_request.h"
 #include "adf_shm.h"
@@ -95,30 +96,48 @@ static int served_verbatim(request_rec *r)
 typedef enum {
     MARK_OK,            /* names F as it is */
     MARK_NONE,          /* no mark: nobody vouched for this sibling */
-    MARK_OTHER          /* names another version of F */
+    MARK_OTHER,         /* names another version of F */
+    MARK_FOREIGN        /* on a file F's owner did not write */
 } mark_e;
 
 /* The proof that a sibling holds F's current bytes: the mark
- * adaptive-precompress leaves on what it wrote or verified (adf_ident.h). */
-static mark_e mark_of(const char *path, const adf_ident_t *f)
+ * adaptive-precompress leaves on what it wrote or verified (adf_ident.h).
+ * digest: what names the sibling's bytes in its ETag, the SHA-256 in the
+ * mark, or for an earlier release's mark, without one, that of the mark
+ * and the sibling's length (unique to F's version and the sibling). */
+static mark_e mark_of(const char *path, const adf_ident_t *f,
+                      apr_off_t size, unsigned char *digest)
 {
-    char v[ADF_MARK_MAX];
+    char v[ADF_MARK_MAX], len[24];
     ssize_t n = getxattr(path, ADF_MARK_XATTR, v, sizeof(v));
+    adf_digest_t dg;
     adf_mark_t m;
 
     if (n < 0) {
         return MARK_NONE;   /* ENODATA, or no xattrs here (ENOTSUP) */
     }
-    return !adf_mark_parse(v, (apr_size_t)n, &m) && adf_mark_matches(f, &m, 1)
-           ? MARK_OK : MARK_OTHER;
+    if (adf_mark_parse(v, (apr_size_t)n, &m) || !adf_mark_matches(f, &m, 1)) {
+        return MARK_OTHER;
+    }
+    if (m.has_digest) {
+        memcpy(digest, m.digest, ADF_DIGEST_LEN);
+        return MARK_OK;
+    }
+    apr_snprintf(len, sizeof(len), " %" APR_OFF_T_FMT, size);
+    if (adf_digest_init(&dg) != 0) {
+        return MARK_OTHER;
+    }
+    adf_digest_update(&dg, v, (apr_size_t)n);
+    adf_digest_update(&dg, len, strlen(len));
+    return adf_digest_final(&dg, digest) ? MARK_OTHER : MARK_OK;
 }
 
 #define SIBLING_WANTED (APR_FINFO_MIN | APR_FINFO_IDENT | APR_FINFO_OWNER)
 
-/* Is the sibling at path usable for F (finfo f)?  Fills *sfi; *mark
- * tells why a regular file is not. */
+/* Is the sibling at path usable for F (finfo f)?  Fills *sfi and digest;
+ * *mark tells why a regular file is not. */
 static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
-                  apr_finfo_t *sfi, mark_e *mark)
+                  apr_finfo_t *sfi, mark_e *mark, unsigned char *digest)
 {
     int opts = ap_allow_options(r);
     apr_finfo_t lfi;
@@ -149,8 +168,15 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
     if (sfi->size == 0 && f->size > 0) {
         return 0;   /* an empty sibling is broken, not compressed */
     }
+    /* A mark is an extended attribute whoever writes the file may set: in
+     * a directory others may write (a sticky /tmp-like one), another
+     * user's file would stand for F.  F's owner or root wrote ours. */
+    if (sfi->user != f->user && sfi->user != 0) {
+        *mark = MARK_FOREIGN;
+        return 0;
+    }
     adf_ident_of_finfo(&fid, f);
-    if ((*mark = mark_of(path, &fid)) != MARK_OK) {
+    if ((*mark = mark_of(path, &fid, sfi->size, digest)) != MARK_OK) {
         return 0;
     }
     /* Readable by this process, or the handler would answer 403. */
@@ -195,19 +221,20 @@ static void log_stale(request_rec *r, const char *path, mark_e mark)
         ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, ADFLOGNO(00009)
                       "ignoring %s: %s %s (run adaptive-precompress)", path,
                       mark == MARK_NONE ? "no mark shows that it holds"
-                                        : "its mark names another version of",
-                      r->filename);
+                      : mark == MARK_FOREIGN ? "it is owned by neither root "
+                                               "nor the owner of"
+                      : "its mark names another version of", r->filename);
     }
 }
 
 /* Is a usable sibling for coding c there?  Logs and counts stale ones. */
 static int sibling(request_rec *r, adf_coding_e c, const char **path,
-                   apr_finfo_t *sfi)
+                   apr_finfo_t *sfi, unsigned char *digest)
 {
     mark_e mark;
 
     *path = apr_pstrcat(r->pool, r->filename, adf_coding(c)->ext, NULL);
-    if (usable(r, *path, &r->finfo, sfi, &mark)) {
+    if (usable(r, *path, &r->finfo, sfi, &mark, digest)) {
         return 1;
     }
     if (mark != MARK_OK) {
@@ -228,6 +255,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
     adf_accept_t acc;
     adf_coding_e left[ADF_MAX_PREFS];
     int checked[ADF_NCODINGS] = { 0 };
+    unsigned char digest[ADF_DIGEST_LEN];
     apr_finfo_t sfi;
     const char *path;
     int i, nleft, hit = 0, first = 1;
@@ -263,10 +291,18 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
         /* The cache answers in the client's first choice only: a lower
          * one that happens to be cached would win over the q-values, and
          * the first choice would never be made. */
-        if ((pre && sibling(r, c, &path, &sfi))
+        if ((pre && sibling(r, c, &path, &sfi, digest))
             || (cache && first
                 && (hit = adf_cache_lookup(r, cache, c, &path, &sfi)))) {
             adf_req_t *st = adf_req(r);
+
+            /* These bytes, and no others, under one tag: what the client
+             * names in its conditionals is judged here, for the handler
+             * to find. */
+            st->etag_suffix = adf_stored_etag_suffix(
+                                  r->pool, c, hit, hit ? adf_cache_digest(cache)
+                                                       : digest);
+            adf_match_stored_conditionals(r, st->etag_suffix);
 
             ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "serving %s %s",
                           hit ? "cache entry" : "sibling", path);
@@ -296,7 +332,8 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
     /* F itself goes out; if any sibling exists, another client would
      * have got it, so the answer varies. */
     for (i = 0; pre && i < pc.nprefs; i++) {
-        if (!checked[pc.prefs[i]] && sibling(r, pc.prefs[i], &path, &sfi)) {
+        if (!checked[pc.prefs[i]]
+            && sibling(r, pc.prefs[i], &path, &sfi, digest)) {
             adf_req(r)->vary = 1;
             break;
         }

@@ -34,7 +34,10 @@ const char *adf_as_children(adf_probe_fn *probe, void *baton, apr_pool_t *p)
         const char *err;
 
         close(fds[0]);
-        if (setgid(ap_unixd_config.group_id) != 0
+        /* where the children will be: ChrootDir first, as they do */
+        if ((ap_unixd_config.chroot_dir
+             && (chroot(ap_unixd_config.chroot_dir) != 0 || chdir("/") != 0))
+            || setgid(ap_unixd_config.group_id) != 0
             || (ap_unixd_config.user_name
                 && initgroups(ap_unixd_config.user_name,
                               ap_unixd_config.group_id) != 0)

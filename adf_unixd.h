@@ -11,8 +11,9 @@
 /* What a check finds wrong (allocated from p), or NULL. */
 typedef const char *adf_probe_fn(void *baton, apr_pool_t *p);
 
-/* Run probe as the children's user and group (in a forked process that
- * becomes them, when this one is root) and return what it found.  NULL
+/* Run probe as the children's user and group, inside ChrootDir if one is
+ * set (in a forked process that becomes them, when this one is root) and
+ * return what it found.  NULL
  * too when the check itself cannot run: the running code checks again. */
 const char *adf_as_children(adf_probe_fn *probe, void *baton, apr_pool_t *p);
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <apr_general.h>
-#include "../adf_codec.h"
-#include "../adf_decode.h"
+#include "adf_codec.h"
+#include "adf_decode.h"
 
 typedef struct {
     unsigned char *data;

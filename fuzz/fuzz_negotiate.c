@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../adf_negotiate.h"
+#include "adf_negotiate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz_input.h"
-#include "../adf_parse.h"
-#include "../adf_load.h"
+#include "adf_parse.h"
+#include "adf_load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,5 +1,6 @@
 # Compressed bodies decompress byte-identical; headers of a compressed
-# response; what must pass untouched.
+# response; what must pass untouched, and why (the reason noted).
+# Configuration: t/conf/features/basic.conf.in (and cgi.conf.in).
 use strict;
 use warnings FATAL => 'all';
 use lib 't/lib';
@@ -14,7 +15,7 @@ my @corpus = qw(page.html big.html book.txt data.json style.css app.js
                 urls.txt);
 push @corpus, map { s{^\Q$root/corpus/\E}{}r } grep { -f }
                   sort glob("$root/corpus/extra/*");
-plan tests => 8 * @corpus + 2 * 2 + 21 + 4;
+plan tests => 8 * @corpus + 4 * 2 + 30 + 4;
 
 for my $f (@corpus) {
     my $orig = slurp("$root/corpus/$f");
@@ -33,11 +34,17 @@ for my $f (@corpus) {
     }
 }
 
-# 0 and 1 byte bodies, where MinLength is 0.
-for my $case ([ 'empty.html', '' ], [ 'one.html', 'x' ]) {
-    my ($f, $want) = @$case;
-    my $res = fetch("/min0/$f", 'Accept-Encoding' => 'gzip');
-    ok t_cmp($res->header('Content-Encoding'), 'gzip', "$f compressed");
+# 0 and 1 byte bodies, where MinLength is 0: one byte is compressed as
+# asked; an empty body has nothing to compress, and a coding would only
+# add its header and trailer.
+for my $case ([ 'empty.html', '', undef ], [ 'one.html', 'x', 'gzip' ]) {
+    my ($f, $want, $coding) = @$case;
+    my ($res, $n) = fetch_noted("/min0/$f", 'gzip');
+    ok t_cmp($res->code, 200, "$f: 200");
+    ok t_cmp($res->header('Content-Encoding'), $coding,
+             "$f: " . ($coding // 'not') . " compressed");
+    ok t_cmp($coding ? $n->{coding} : "$n->{coding} $n->{reason}",
+             $coding // 'identity min-length', "$f: noted");
     my $body = decode_body($res);
     ok defined $body && $body eq $want;
 }
@@ -65,18 +72,16 @@ for my $case ([ 'empty.html', '' ], [ 'one.html', 'x' ]) {
 
 # No Accept-Encoding: identity, but Vary says it could differ.
 {
-    my $res = fetch('/corpus/book.txt?identity');
-    ok !defined $res->header('Content-Encoding');
+    my ($res, $n) = fetch_noted('/corpus/book.txt', undef);
+    uncoded($res, $n, 200, 'not-accepted', 'no Accept-Encoding');
     ok $res->content eq slurp("$root/corpus/book.txt");
     ok t_cmp(vary_count($res), 1, 'identity response carries Vary');
-    my $n = note_for(qr{^GET /corpus/book.txt\?identity });
-    ok t_cmp($n->{reason}, 'not-accepted', 'reason not-accepted');
 }
 
 # A JPEG passes byte-identical, with no Vary (it is never compressed).
 {
-    my $res = fetch('/corpus/photo.jpeg', 'Accept-Encoding' => 'gzip, br');
-    ok !defined $res->header('Content-Encoding');
+    my ($res, $n) = fetch_noted('/corpus/photo.jpeg', 'gzip, br');
+    uncoded($res, $n, 200, 'type', 'a JPEG');
     ok $res->content eq slurp("$root/corpus/photo.jpeg");
     ok t_cmp(vary_count($res), 0, 'no Vary on a never-compressed type');
     ok t_cmp($res->header('Content-Length'), -s "$root/corpus/photo.jpeg");
@@ -84,21 +89,22 @@ for my $case ([ 'empty.html', '' ], [ 'one.html', 'x' ]) {
 
 # A type outside AdaptiveDeflateTypes (text/css here) is left alone.
 {
-    my $res = fetch('/style.css', 'Accept-Encoding' => 'gzip');
-    ok !defined $res->header('Content-Encoding');
+    my ($res, $n) = fetch_noted('/style.css', 'gzip');
+    uncoded($res, $n, 200, 'type', 'text/css');
 }
 
 # Under MinLength: untouched and no Vary.
 {
-    my $res = fetch('/one.html', 'Accept-Encoding' => 'gzip');
-    ok !defined $res->header('Content-Encoding');
+    my ($res, $n) = fetch_noted('/one.html', 'gzip');
+    uncoded($res, $n, 200, 'min-length', 'one byte, MinLength 100');
     ok t_cmp(vary_count($res), 0, 'no Vary below MinLength');
 }
 
 # AdaptiveDeflate Off in a directory.
 {
-    my $res = fetch('/plain/page.html', 'Accept-Encoding' => 'gzip');
-    ok !defined $res->header('Content-Encoding');
+    # (its filter is never inserted: no decision, no note)
+    my ($res, $n) = fetch_noted('/plain/page.html', 'gzip');
+    uncoded($res, $n, 200, '-', 'AdaptiveDeflate Off');
 }
 
 # Already encoded (mod_mime AddEncoding): no second gzip.

@@ -3,6 +3,7 @@
 # aside, whatever inserted their filters and in whichever order; where it
 # is Off they work as before; never two codings.  DeflateFilterNote and
 # BrotliFilterNote (dr=, brr= in the log) show who compressed.
+# Configuration: t/conf/features/coexist.conf.in (the notes: extra.conf.in).
 use strict;
 use warnings FATAL => 'all';
 use lib 't/lib';
@@ -11,7 +12,7 @@ use Apache::TestUtil;
 use File::Path qw(make_path);
 use ADFTest;
 
-# Directories of t/conf/extra.conf.in: how the stock filters get in.
+# Directories of t/conf/features/coexist.conf.in: how the stock filters get in.
 my @on = ('',           # Debian's deflate.conf: AddOutputFilterByType
           '/set',       # SetOutputFilter BROTLI_COMPRESS;DEFLATE
           '/before',    # ADAPTIVE_DEFLATE by hand, before the stock ones
@@ -21,7 +22,7 @@ my @on = ('',           # Debian's deflate.conf: AddOutputFilterByType
           '/ext');      # AddOutputFilter by extension (mod_mime)
 my @ae = ('gzip', 'br', 'gzip, br');
 
-plan tests => @on * @ae * 7 + 5 + 3 * 2 + 1 + 10 + 2 * 4 + 2;
+plan tests => @on * @ae * 7 + 7 + 3 * 4 + 1 + 10 + 2 * 4 + 2;
 
 idle();
 
@@ -35,19 +36,11 @@ for my $d (@on, qw(/off /off/brotli /off/hand)) {
 spew("$root/coexist/style.css", $css);
 spew("$root/coexist/off/style.css", $css);
 
-my $n_req = 0;
-sub get {
-    my ($path, $ae) = @_;
-    my $tag = 'q=' . ++$n_req;
-    my $r = fetch("$path?$tag", 'Accept-Encoding' => $ae);
-    return ($r, note_for(qr{^GET \Q$path\E\?$tag }));
-}
-
 # ---- On: this module's coding, level and notes; the stock modules' notes
 # stay empty; one Content-Encoding, one Vary.
 for my $d (@on) {
     for my $ae (@ae) {
-        my ($r, $n) = get("/coexist$d/page.html", $ae);
+        my ($r, $n) = fetch_noted("/coexist$d/page.html", $ae);
         my $ce = join(',', $r->header('Content-Encoding'));
         # the server prefers gzip on ties in this suite; a build without
         # brotli sends br-only clients the body as it is
@@ -75,8 +68,8 @@ for my $d (@on) {
 
 # A type this module does not compress (text/css is not in the suite's
 # AdaptiveDeflateTypes): where On, the stock modules step aside for it too.
-my ($r, $n) = get('/coexist/style.css', 'gzip, br');
-ok t_cmp($r->header('Content-Encoding'), undef, 'On, type not ours: identity');
+my ($r, $n) = fetch_noted('/coexist/style.css', 'gzip, br');
+uncoded($r, $n, 200, 'type', 'On, type not ours: identity');
 ok t_cmp($r->content, $css, 'On, type not ours: intact');
 ok t_cmp("$n->{coding} $n->{reason}", 'identity type', 'our notes say why');
 ok t_cmp("$n->{dr} $n->{brr}", '- -', 'the stock modules did nothing');
@@ -85,11 +78,11 @@ ok t_cmp(vary_count($r), 0, 'no Vary');
 # Above the CPU limit: nothing is compressed, mod_deflate's fixed level
 # does not step in.
 set_load(99);
-wait_for(sub { (get('/coexist/page.html', 'gzip'))[1]{reason} eq 'cpu-limit' },
+wait_for(sub { (fetch_noted('/coexist/page.html', 'gzip'))[1]{reason} eq 'cpu-limit' },
          10);
 for my $d ('', '/set', '/chain') {
-    ($r, $n) = get("/coexist$d/page.html", 'gzip, br');
-    ok t_cmp($r->header('Content-Encoding'), undef, "On$d, limited: identity");
+    ($r, $n) = fetch_noted("/coexist$d/page.html", 'gzip, br');
+    uncoded($r, $n, 200, 'cpu-limit', "On$d, limited: identity");
     ok t_cmp("$n->{reason} $n->{dr} $n->{brr}", 'cpu-limit - -',
              "On$d, limited: our reason, no stock compression");
 }
@@ -98,17 +91,17 @@ idle();
 
 # ---- Off: mod_deflate (by type) and mod_brotli (SetOutputFilter) as
 # configured, with their notes; this module's notes stay empty.
-($r, $n) = get('/coexist/off/page.html', 'gzip');
+($r, $n) = fetch_noted('/coexist/off/page.html', 'gzip');
 ok t_cmp($r->header('Content-Encoding'), 'gzip', 'Off: mod_deflate compresses');
 ok t_cmp(gzip_xfl($r->content), 0, 'at its own level (6)');
 ok t_cmp(decode_body($r), $page);
 ok t_cmp($n->{dr}, qr/^\d+$/, 'DeflateFilterNote logs its ratio');
 ok t_cmp($n->{coding}, '-', 'this module did nothing');
-($r, $n) = get('/coexist/off/style.css', 'gzip');
+($r, $n) = fetch_noted('/coexist/off/style.css', 'gzip');
 ok t_cmp($r->header('Content-Encoding'), 'gzip',
          'Off: mod_deflate compresses the types it is given');
 ok t_cmp(decode_body($r), $css);
-($r, $n) = get('/coexist/off/brotli/page.html', 'br, gzip');
+($r, $n) = fetch_noted('/coexist/off/brotli/page.html', 'br, gzip');
 ok t_cmp(join(',', $r->header('Content-Encoding')), 'br',
          'Off: mod_brotli compresses, once');
 ok t_cmp(decode_body($r), $page);
@@ -121,7 +114,7 @@ ok t_cmp("$n->{brr} $n->{dr} $n->{coding}", qr/^\d+ - -$/,
 # offer); the other sees the Content-Encoding and steps aside.
 for my $ae (qw(gzip br)) {
     my $want = $ae eq 'br' ? if_built('br', '') : $ae;
-    ($r, $n) = get('/coexist/off/hand/page.html', $ae);
+    ($r, $n) = fetch_noted('/coexist/off/hand/page.html', $ae);
     ok t_cmp(join(',', $r->header('Content-Encoding')), $want,
              "Off + by hand, AE $ae: one coding");
     ok t_cmp(decode_body($r), $page);

@@ -1,5 +1,7 @@
 # Configuration: inheritance across vhost and directories, levels, and
 # strict directive parsing (startup fails naming directive, file, line).
+# Configuration: t/conf/features/config.conf.in (and extra.conf.in's
+# server-wide defaults, which it checks are inherited).
 use strict;
 use warnings FATAL => 'all';
 use lib 't/lib';
@@ -55,7 +57,7 @@ for my $c ([ 'br', 'AdaptiveDeflateBrotliQualities' ],
     }
 }
 
-plan tests => 15 + @good + 3 * @bad + 3 * 2 + 1;
+plan tests => 26 + @good + 3 * @bad + 3 * 2 + 1;
 
 idle();
 
@@ -69,10 +71,19 @@ ok t_cmp(decode_body($r), $page, 'AdaptiveDeflateGzipLevels 1 1');
 ok t_cmp(note_for(qr{^GET /level1/page.html })->{level}, 1, 'level note');
 
 # ---- directory inheritance -----------------------------------------------------
-$r = fetch('/tiny.html', 'Accept-Encoding' => 'gzip');
-ok !defined $r->header('Content-Encoding');         # MinLength 100
+my $n;
+($r, $n) = fetch_noted('/tiny.html', 'gzip');
+uncoded($r, $n, 200, 'min-length', 'the server\'s MinLength 100');
 $r = fetch('/sub/deeper/tiny.html', 'Accept-Encoding' => 'gzip');
 ok t_cmp($r->header('Content-Encoding'), 'gzip', 'sub/deeper inherits sub');
+# 150 bytes: above the server's MinLength 100, below the default 256, in a
+# directory that sets none of its own: the server's value holds there.
+spew(docroot() . '/mid.html', 'm' x 150);
+chmod 0644, docroot() . '/mid.html';
+$r = fetch('/mid.html', 'Accept-Encoding' => 'gzip');
+ok t_cmp($r->header('Content-Encoding'), 'gzip',
+         'a directory without MinLength inherits the server\'s 100');
+ok t_cmp(decode_body($r), 'm' x 150);
 $r = fetch('/sub/deeper/page.html', 'Accept-Encoding' => 'gzip');
 ok t_cmp(gzip_xfl($r->content), 2, 'sub/deeper keeps the server levels');
 
@@ -83,43 +94,33 @@ ok t_cmp($r->header('Content-Encoding'), 'gzip', 'vhost compresses');
 ok t_cmp(note_for(qr{^GET /index.html\?vhost })->{level}, 1,
          'vhost level 1');
 ok t_cmp(decode_body($r), $page);
-$r = fetch('/style.css', 'Accept-Encoding' => 'gzip');
-ok !defined $r->header('Content-Encoding');         # inherited type list
-$r = fetch('/tiny.html', 'Accept-Encoding' => 'gzip');
-ok !defined $r->header('Content-Encoding');         # inherited MinLength
+($r, $n) = fetch_noted('/style.css', 'gzip');
+uncoded($r, $n, 200, 'type', 'vhost: the inherited type list');
+($r, $n) = fetch_noted('/tiny.html', 'gzip');
+uncoded($r, $n, 200, 'min-length', 'vhost: the inherited MinLength');
+$r = fetch('/mid.html?vhost', 'Accept-Encoding' => 'gzip');
+ok t_cmp($r->header('Content-Encoding'), 'gzip',
+         'vhost: the server\'s MinLength 100 too');
 $r = fetch('/sub/deeper/tiny.html?vhost', 'Accept-Encoding' => 'gzip');
 ok t_cmp($r->header('Content-Encoding'), 'gzip', 'vhost + directory');
 ok t_cmp(note_for(qr{^GET /sub/deeper/tiny.html\?vhost })->{level}, 1,
          'vhost + directory: vhost level');
-$r = fetch('/index.html', 'Accept-Encoding' => 'gzip', 'User-Agent' => 'NoGzipBot');
-ok !defined $r->header('Content-Encoding');         # server-wide SetEnvIf
+($r, $n) = fetch_noted('/index.html', 'gzip', 'User-Agent' => 'NoGzipBot');
+uncoded($r, $n, 200, 'env', 'vhost: the server-wide SetEnvIf');
 $r = fetch('/index.html', 'Accept-Encoding' => 'gzip;q=0.5, br');
 ok t_cmp($r->header('Content-Encoding'), if_built('br', 'gzip'),
          'vhost: brotli where built');
 Apache::TestRequest::module('default');
 
 # ---- strict parsing ----------------------------------------------------------------
-my $moddir = `apxs -q LIBEXECDIR`;
-chomp $moddir;
 my $dir = tempdir(CLEANUP => 1);
+# apache2 -t with $directive: (exit status, output, the file, the line
+# $directive's directive is on).
 sub config_test {
     my ($directive) = @_;
-    my $conf = "$dir/test.conf";
-    my @head = (
-        "ServerRoot $dir",
-        "LoadModule mpm_prefork_module $moddir/mod_mpm_prefork.so",
-        "LoadModule authz_core_module $moddir/mod_authz_core.so",
-        "LoadModule adaptive_deflate_module $ENV{ADF_MODULE}",
-        "ErrorLog $dir/error_log",
-        "PidFile $dir/httpd.pid",
-        "Listen 127.0.0.1:1",
-    );
-    spew($conf, join("\n", @head, $directive, '') );
-    my $line = @head + 1;
+    my ($rc, $out, $conf, $line) = config_check($dir, "$directive\n");
     $line++ if $directive =~ /^<VirtualHost/;
-    my $httpd = $ENV{ADF_HTTPD} || '/usr/sbin/apache2';
-    my $out = `$httpd -t -f $conf 2>&1`;
-    return ($? >> 8, $out, $conf, $line);
+    return ($rc, $out, $conf, $line);
 }
 
 for my $directive (@good) {

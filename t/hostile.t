@@ -1,5 +1,6 @@
 # Hostile and odd input: huge and garbled Accept-Encoding headers, broken
-# siblings; and BREACH length hiding.
+# siblings; and BREACH length hiding.  Configuration:
+# t/conf/features/hostile.conf.in.
 use strict;
 use warnings FATAL => 'all';
 use lib 't/lib';
@@ -10,7 +11,7 @@ use IO::Socket::INET;
 use Time::HiRes qw(sleep);
 use ADFTest;
 
-plan tests => 28;
+plan tests => 35;
 
 my $root = docroot();
 my $page = slurp("$root/index.html");
@@ -45,10 +46,12 @@ $r = fetch('/index.html', 'Accept-Encoding' => join(',', ('tok') x 1000) . ',br;
 ok t_cmp($r->header('Content-Encoding'), if_built('br', undef), '1000 tokens');
 ok t_cmp(decode_body($r), $page);
 for my $ae ('gzip;q=1e308', 'gzip;q=-1', 'gzip;q=0.0001', ',,;;,', 'gzip;;q=0') {
-    $r = fetch('/index.html', 'Accept-Encoding' => $ae);
+    my $n;
+    ($r, $n) = fetch_noted('/index.html', $ae);
     # a malformed element is ignored: nothing the client offered cleanly
     ok t_cmp($r->code . ' ' . ($r->header('Content-Encoding') // 'identity'),
              '200 identity', "AE '$ae'");
+    ok t_cmp($n->{reason}, 'not-accepted', "AE '$ae': reason");
     ok t_cmp($r->content, $page, "AE '$ae': the page's bytes");
 }
 
@@ -95,8 +98,9 @@ for (1 .. 20) {
 ok $all_ok;
 ok t_cmp(scalar(keys %lengths) >= 5 ? 1 : 0, 1,
          'lengths vary: ' . join(',', sort keys %lengths));
-$r = fetch('/hiding/page.html', 'Accept-Encoding' => 'br');
-ok !defined $r->header('Content-Encoding');         # no brotli where hiding
+# no brotli where hiding: a br-only client is offered nothing
+my ($rb, $nb) = fetch_noted('/hiding/page.html', 'br');
+uncoded($rb, $nb, 200, 'not-accepted', 'length hiding, br only');
 $r = fetch('/hiding/page.html', 'Accept-Encoding' => 'br, gzip');
 ok t_cmp($r->header('Content-Encoding'), 'gzip', 'gzip offered instead');
 ok t_cmp(decode_body($r), $page);

@@ -2,6 +2,7 @@
 # the reference client's parser (python3-prometheus-client), every family
 # typed and documented, names by the conventions, the same figures as the
 # JSON, and values that move with traffic and with the load signal.
+# Configuration: extra.conf.in (/adf-status).
 use strict;
 use warnings FATAL => 'all';
 use lib 't/lib';
@@ -65,8 +66,6 @@ sub value {
     return undef;
 }
 
-sub json { JSON::PP::decode_json(fetch('/adf-status?json')->content) }
-
 # ---- the format --------------------------------------------------------------
 my $r = fetch('/adf-status?metrics');
 ok t_cmp($r->header('Content-Type'),
@@ -102,7 +101,7 @@ for my $n (sort keys %gauges) {
 }
 
 # Labels: one series per label set, the reasons and codings of the JSON.
-my $j0 = json();
+my $j0 = status_json();
 my %dup;
 my $dups = grep { $dup{ $_->[0] . JSON::PP->new->canonical->encode($_->[1]) }++ }
     map { @{ $_->{samples} } } values %$m0;
@@ -122,7 +121,7 @@ ok t_cmp(value($m0, 'cpu_target_ratio'), 0.5, 'target as a ratio');
 # Taken one after the other: the metrics request itself is counted in
 # between (after its snapshot), as one response not accepting a coding.
 my $m1 = metrics();
-my $j1 = json();
+my $j1 = status_json();
 ok t_cmp(value($m1, 'compressed_responses', coding => 'gzip'),
          $j1->{compressed}{gzip}, 'compressed');
 ok t_cmp(value($m1, 'input_bytes', coding => 'gzip'), $j1->{bytes_in}{gzip},
@@ -148,14 +147,14 @@ mkdir "$root/static";
 spew("$root/static/metrics.html", slurp("$root/index.html"));
 make_sibling("$root/static/metrics.html", $c2);
 my $len = length slurp("$root/index.html");
-my $ja = json();
+my $ja = status_json();
 my $a = metrics();
 fetch('/index.html', 'Accept-Encoding' => 'gzip') for 1 .. 3;
 fetch('/index.html', 'Accept-Encoding' => 'br') for 1 .. 2;
 fetch('/corpus/photo.jpeg', 'Accept-Encoding' => 'gzip');
 fetch('/static/metrics.html', 'Accept-Encoding' => $c2);
 my $b = metrics();
-my $jb = json();
+my $jb = status_json();
 sub delta { my ($f, %l) = @_; value($b, $f, %l) - value($a, $f, %l) }
 ok t_cmp(delta('compressed_responses', coding => 'gzip'), 3, 'gzip +3');
 # without brotli the br clients get the page as it is

@@ -2,7 +2,10 @@
 # connections here, and the one that samples is killed) and CGIs killed
 # as they start, goes stale visibly and safely when its source cannot be
 # read, and the controller and counters survive a graceful restart but
-# not a full one.
+# not a full one.  Not under ADF_VALGRIND (one process, -X: no child to
+# kill, no restart): scripts/run-httpd-tests leaves this file out there,
+# and runs it under every MPM otherwise.  Configuration: extra.conf.in
+# (MaxConnectionsPerChild, the load file) and cgi.conf.in (cgi/small/).
 use strict;
 use warnings FATAL => 'all';
 use lib 't/lib';
@@ -11,7 +14,6 @@ use Apache::TestUtil;
 use Fcntl qw(O_WRONLY O_NONBLOCK);
 use File::Temp qw(tempdir);
 use POSIX ();
-use JSON::PP ();
 use LWP::UserAgent ();
 use Time::HiRes qw(sleep time);
 use ADFTest;
@@ -20,18 +22,7 @@ plan tests => 35;
 
 my $page = slurp(docroot() . '/index.html');
 
-sub stats {
-    JSON::PP::decode_json(fetch('/adf-status?json')->content);
-}
-
-my $probes = 0;
-sub probe {
-    my $tag = 'sig=' . ++$probes;
-    my $r = fetch("/index.html?$tag", 'Accept-Encoding' => 'gzip');
-    return ($r, note_for(qr{^GET /index.html\?$tag }));
-}
-
-my $iv = stats()->{load}{interval_ms};
+my $iv = status_json()->{load}{interval_ms};
 
 # Probes go over one kept-alive connection: opening one per look would
 # itself retire children every 40 looks and measure the MPM's spawning.
@@ -41,8 +32,8 @@ my $base = 'http://' . Apache::Test::vars('servername') . ':'
 sub load_now {
     for (1 .. 10) {
         # the child behind the connection may just have been killed
-        my $r = $ka->get("$base/adf-status?json");
-        return JSON::PP::decode_json($r->content)->{load} if $r->is_success;
+        my $s = eval { status_json($base, $ka) };
+        return $s->{load} if $s;
     }
     die 'no status';
 }
@@ -94,7 +85,7 @@ ok t_cmp((grep { defined } @ms) == 3 ? 1 : 0, 1,
 printf "# with kills: %s ms\n", join(' ', map { sprintf '%.0f', $_ // -1 } @ms);
 
 # ---- kill -9 the child that samples: another one takes over ------------------
-my $pid = stats()->{load}{sampler_pid};
+my $pid = status_json()->{load}{sampler_pid};
 ok t_cmp(($pid > 0) ? 1 : 0, 1, "a child samples (pid $pid)");
 ok t_cmp((kill('KILL', $pid) || $!{ESRCH}) ? 1 : 0, 1,
          'killed it (or it had just retired)');
@@ -137,30 +128,27 @@ my $taken = $last->{samples} - $samples;
 ok t_cmp(($taken >= 5) ? 1 : 0, 1, "and sampling goes on ($taken samples in 10 intervals)");
 
 # ---- the source cannot be read: lowest level, said once, then back ----------
-my $lost_before = () = slurp(serverroot() . '/logs/error_log') =~ /ADF00013/g;
+my $lost_before = log_count(qr/ADF00013/);
 chmod 0000, load_file();
-ok t_cmp((wait_for(sub { stats()->{load}{stale} }, 5)) ? 1 : 0, 1, 'stale after two intervals');
+ok t_cmp((wait_for(sub { status_json()->{load}{stale} }, 5)) ? 1 : 0, 1, 'stale after two intervals');
 ok t_cmp(fetch('/server-status?auto')->content, qr/^AdaptiveDeflateStale: 1$/m,
          'server-status?auto says so');
 my ($r, $n) = probe();
 ok t_cmp("$n->{coding} $n->{level} $n->{reason}", 'gzip 1 no-signal',
          'fail-safe: the lowest level, never "paused"');
 ok t_cmp(decode_body($r), $page);
-my $l = stats()->{load};
+my $l = status_json()->{load};
 ok t_cmp($l->{signal_error}, qr/Permission denied/, 'the status says why');
 ok !$l->{limited};
 sleep 5 * $iv / 1000;
-my $log = slurp(serverroot() . '/logs/error_log');
-my $lost = () = $log =~ /ADF00013/g;
-ok t_cmp($lost - $lost_before, 1, 'the loss is logged once');
-ok t_cmp($log, qr/ADF00014: the load signal is \d+ ms old/, 'and the age');
+ok t_cmp(log_count(qr/ADF00013/) - $lost_before, 1, 'the loss is logged once');
+ok t_cmp(error_log(), qr/ADF00014: the load signal is \d+ ms old/, 'and the age');
 chmod 0644, load_file();
-ok t_cmp((wait_for(sub { !stats()->{load}{stale} }, 5)) ? 1 : 0, 1, 'fresh again');
+ok t_cmp((wait_for(sub { !status_json()->{load}{stale} }, 5)) ? 1 : 0, 1, 'fresh again');
 ok t_cmp(fetch('/server-status?auto')->content, qr/^AdaptiveDeflateStale: 0$/m,
          'server-status?auto too');
-ok t_cmp(slurp(serverroot() . '/logs/error_log'),
-         qr/ADF00015: load signal back/, 'back, logged');
-ok !defined stats()->{load}{signal_error};
+ok t_cmp(error_log(), qr/ADF00015: load signal back/, 'back, logged');
+ok !defined status_json()->{load}{signal_error};
 
 # ---- a source that blocks: one thread waits on it, responses do not -----------
 # A FIFO in the source's place: the thread that samples waits in open()
@@ -187,29 +175,17 @@ if (sysopen my $w, $lf, O_WRONLY | O_NONBLOCK) {
     close $w;
 }
 set_load(5);
-ok t_cmp((wait_for(sub { !stats()->{load}{stale} }, 10)) ? 1 : 0, 1,
+ok t_cmp((wait_for(sub { !status_json()->{load}{stale} }, 10)) ? 1 : 0, 1,
          'and a readable source again: fresh');
 
 # ---- graceful restart keeps the state, a full restart clears it -----------------
 set_load(97);
-wait_for(sub { stats()->{load}{limited} }, 5);
+wait_for(sub { status_json()->{load}{limited} }, 5);
 # a full restart must visibly start the uptime again
-wait_for(sub { stats()->{uptime} >= 3 }, 5);
-my $before = stats();
-my $parent = slurp(serverroot() . '/logs/httpd.pid') + 0;
-sub restart {
-    my ($sig) = @_;
-    my $resumed = () = slurp(serverroot() . '/logs/error_log')
-                       =~ /resuming normal operations/g;
-    kill $sig, $parent or die "kill $sig $parent: $!";
-    wait_for(sub {
-        my $n = () = slurp(serverroot() . '/logs/error_log')
-                     =~ /resuming normal operations/g;
-        $n > $resumed && eval { stats(); 1 };
-    }, 20) or die "no restart";
-}
+wait_for(sub { status_json()->{uptime} >= 3 }, 5);
+my $before = status_json();
 restart('USR1');
-my $after = stats();
+my $after = status_json();
 ok t_cmp($after->{responses} >= $before->{responses} ? 1 : 0, 1,
    "graceful: counters kept ($before->{responses} -> $after->{responses})");
 ok t_cmp(($after->{uptime} >= $before->{uptime}) ? 1 : 0, 1, 'graceful: same start');
@@ -218,7 +194,7 @@ ok t_cmp($after->{load}{effort}, $before->{load}{effort},
          'graceful: the same effort');
 ok t_cmp(($after->{load}{samples} >= $before->{load}{samples}) ? 1 : 0, 1, 'history kept');
 restart('HUP');
-my $fresh = stats();
+my $fresh = status_json();
 ok t_cmp($fresh->{responses} < $before->{responses} ? 1 : 0, 1,
    "full restart: counters cleared ($fresh->{responses})");
 ok t_cmp($fresh->{uptime} < $before->{uptime} ? 1 : 0, 1,

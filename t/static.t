@@ -1,6 +1,10 @@
 # Precompressed siblings: served when fresh and accepted, through the
-# static path (own length, ETag, 304, Range, HEAD), never around access
-# control or symlink rules, never when stale or not a readable file.
+# static path (own length, ETag, 304, Range, HEAD, Vary whatever
+# mod_headers sets), never around symlink rules, never when stale (a
+# same-second edit, a rollback, no mark, an old sibling whose inode was
+# touched) or not a readable file; adaptive-precompress's siblings are
+# the ones the module calls fresh.  (Access rules and filters:
+# security.t.)  Configuration: t/conf/features/static.conf.in.
 use strict;
 use warnings FATAL => 'all';
 use lib 't/lib';
@@ -13,18 +17,22 @@ use Apache::TestRequest ();
 use LWP::UserAgent ();
 use ADFTest;
 
-plan tests => 64;
+plan tests => 90;
+
+# Idle: on the fly at the top of the range (the tool's check below tells
+# a stale sibling by its reason, max or target).
+idle();
 
 my $root = docroot();
 my $dir = "$root/static";
-make_path("$dir/links", "$dir/ownerlinks");
+make_path(map { "$dir/$_" } qw(links ownerlinks fresh tool vary varyoff));
 my $orig = slurp("$root/index.html");
 my $old = time - 1000;
 # Decoys: siblings that must not be served decode to this marker.
 my $decoy = "DECOY sibling\n" x 40;
 
 for my $name (qw(page index gzonly stale dir fifo unreadable sameedit
-                 rollback unmarked chmodded)) {
+                 rollback unmarked chmodded foreign)) {
     spew("$dir/$name.html", $orig);
     chmod 0644, "$dir/$name.html";
     utime $old, $old, "$dir/$name.html";
@@ -47,6 +55,10 @@ mkdir "$dir/dir.html.gz";
 mkfifo("$dir/fifo.html.gz", 0644) or die "mkfifo: $!";
 make_sibling("$dir/unreadable.html", 'gzip', $decoy);
 chmod 0000, "$dir/unreadable.html.gz";
+# Another user's file with a mark that names F (in a directory others may
+# write, anyone can make one): only F's owner or root wrote ours.
+make_sibling("$dir/foreign.html", 'gzip', $decoy);
+chown((getpwnam('nobody'))[2], -1, "$dir/foreign.html.gz") if $> == 0;
 
 # Symlinked siblings: allowed under FollowSymLinks, refused without it,
 # and under SymLinksIfOwnerMatch only when owners match.
@@ -119,7 +131,7 @@ ok t_cmp($r->header('Content-Type'), qr{^text/html}, "F's type");
 ok t_cmp(vary_count($r), 1, 'Vary');
 ok t_cmp(decode_body($r), $orig, 'decodes to F');
 my $br_etag = $r->header('ETag');
-ok t_cmp($br_etag, $b ? qr/-ad-br-pre"$/ : $identity_tag,
+ok t_cmp($br_etag, $b ? qr/-ad-br-pre\.[0-9a-f]{16}"$/ : $identity_tag,
          'sibling ETag carries the coding');
 $r = fetch('/static/page.html?notes', 'Accept-Encoding' => 'br');
 my $n = note_for(qr{^GET /static/page.html\?notes });
@@ -132,8 +144,8 @@ ok $r->content eq $gzfile;
 ok t_cmp($r->header('Content-Length'), length($gzfile));
 my $gz_etag = $r->header('ETag');
 
-$r = fetch('/static/page.html');
-ok !defined $r->header('Content-Encoding');
+($r, $n) = fetch_noted('/static/page.html', undef);
+uncoded($r, $n, 200, 'not-accepted', 'no Accept-Encoding');
 ok $r->content eq $orig;
 ok t_cmp(vary_count($r), 1, 'identity answer varies too');
 my $id_etag = $r->header('ETag');
@@ -150,8 +162,12 @@ my @choice = (
     [ 'identity', undef ],
 );
 for my $c (@choice) {
-    $r = fetch('/static/page.html', 'Accept-Encoding' => $c->[0]);
+    ($r, $n) = fetch_noted('/static/page.html', $c->[0]);
     ok t_cmp($r->header('Content-Encoding'), $c->[1], "AE $c->[0]");
+    ok t_cmp(join(' ', $r->code, $n->{coding}, $n->{reason}),
+             defined $c->[1] ? "200 $c->[1] precompressed"
+                             : '200 identity not-accepted',
+             "AE $c->[0]: status, coding and reason");
 }
 
 # ---- 304, HEAD, Range over the sibling's bytes -------------------------------
@@ -202,7 +218,7 @@ $r = fetch('/static/gzonly.html', 'Accept-Encoding' => 'gzip, br');
 ok t_cmp($r->header('Content-Encoding'), 'gzip', 'only .gz exists: served');
 ok $r->content eq slurp("$dir/gzonly.html.gz");
 
-for my $case (qw(stale dir fifo unreadable nolink ownerlinks/b)) {
+for my $case (qw(stale dir fifo unreadable nolink ownerlinks/b foreign)) {
     $r = fetch("/static/$case.html", 'Accept-Encoding' => 'gzip');
     ok t_cmp($r->code, 200, "$case: 200");
     ok t_cmp(decode_body($r), $orig, "$case: not the sibling");
@@ -215,9 +231,34 @@ $r = fetch('/static/unmarked.html', 'Accept-Encoding' => 'br');
 ok t_cmp(decode_body($r), $orig, 'unmarked: not served');
 $r = fetch('/static/chmodded.html', 'Accept-Encoding' => 'gzip');
 ok t_cmp(decode_body($r), $v2, 'chmod and link of an old sibling: not served');
-my $log = slurp(serverroot() . '/logs/error_log');
+# The same, the sibling's inode touched after a first request saw it
+# stale: a stale sibling made "fresh" by a change to its own inode.
+# Release 2 of F with release 1's mtime (normalised build mtimes), the
+# sibling from release 1 left behind; then a chmod / a hard link (backups
+# with cp -al, rsnapshot) touch the sibling's inode.
+for my $how (qw(chmod link)) {
+    my $f = "$dir/fresh/$how.html";
+    page($f, "<p>RELEASE ONE</p>\n" x 100, qw(gzip));
+    spew($f, "<p>RELEASE TWO</p>\n" x 100);
+    utime old_time(), old_time(), $f;
+    $r = fetch("/static/fresh/$how.html", 'Accept-Encoding' => 'gzip');
+    ok t_cmp(decode_body($r), qr/RELEASE TWO/, "sanity: $how: stale before");
+    sleep 0.02;
+    if ($how eq 'chmod') {
+        chmod 0644, "$f.gz";
+    }
+    else {
+        link("$f.gz", "$f.gz.snapshot") or die "link: $!";
+    }
+    $r = fetch("/static/fresh/$how.html", 'Accept-Encoding' => 'gzip');
+    ok t_cmp(decode_body($r), qr/RELEASE TWO/,
+             "$how of the old sibling: F's current bytes still");
+}
+my $log = error_log();
 ok t_cmp($log, qr/ignoring \S*stale\.html\.gz: its mark names another version/,
          'stale logged');
+ok t_cmp($log, qr/ignoring \S*foreign\.html\.gz: it is owned by neither root nor the owner of/,
+         'another owner\'s logged');
 # (a build without brotli does not look at .br files)
 ok t_cmp($log =~ /ignoring \S*unmarked\.html\.br: no mark shows that it holds/
          ? 'logged' : 'not logged', $b ? 'logged' : 'not logged',
@@ -228,7 +269,7 @@ my $count = () = $log =~ /ignoring \S*stale\.html\.gz/g;
 my $ka = LWP::UserAgent->new(keep_alive => 1);
 my $base = 'http://' . Apache::TestRequest::hostport();
 $ka->get("$base/static/stale.html", 'Accept-Encoding' => 'gzip') for 1 .. 10;
-my $log2 = slurp(serverroot() . '/logs/error_log');
+my $log2 = error_log();
 my $count2 = () = $log2 =~ /ignoring \S*stale\.html\.gz/g;
 ok t_cmp($count2 - $count, qr/^[01]$/, 'the stale sibling logged once per process');
 
@@ -242,3 +283,53 @@ ok $r->content eq slurp("$dir/target-ownerlinks.gz");
 spew("$dir/gzonly.html", "$orig<!-- now -->\n");
 $r = fetch('/static/gzonly.html', 'Accept-Encoding' => 'gzip');
 ok t_cmp(decode_body($r), "$orig<!-- now -->\n", 'edit: on the fly');
+
+# ---- Vary set by mod_headers ("set" replaces it) keeps Accept-Encoding ----------
+# A shared cache must not hand the sibling to clients that never asked
+# for it: the module merges Vary after mod_headers, on and off.
+for my $d (qw(vary varyoff)) {
+    page("$dir/$d/page.html", $orig, qw(gzip br));
+    $r = fetch("/static/$d/page.html", 'Accept-Encoding' => 'gzip');
+    ok t_cmp($r->content, slurp("$dir/$d/page.html.gz"),
+             "sanity: $d: the sibling is served");
+    my $vary = join(',', $r->header('Vary'));
+    ok t_cmp($vary, qr/User-Agent/, "sanity: $d: mod_headers' Vary is there");
+    ok t_cmp($vary, qr/Accept-Encoding/i,
+             "$d: the gzip sibling varies on Accept-Encoding ($vary)");
+    $r = fetch("/static/$d/page.html", 'Accept-Encoding' => 'identity');
+    $vary = join(',', $r->header('Vary'));
+    ok t_cmp($vary, qr/Accept-Encoding/i,
+             "$d: so does F where a sibling exists ($vary)");
+}
+
+# ---- the tool and the module agree about freshness ---------------------------------
+# adaptive-precompress marks what it writes (adf_ident.h); after a chmod
+# of F (chmod -R over the tree) the module calls the sibling stale, and
+# the advised tool run makes it served again.
+my $tool = ($ENV{ADF_MODULE} // '') =~ m{^(.*)/\.libs/[^/]+$}
+           ? "$1/tools/adaptive-precompress" : '';
+if (-x $tool) {
+    spew("$dir/tool/page.html", $orig);
+    chmod 0644, "$dir/tool/page.html";
+    utime old_time(), old_time(), "$dir/tool/page.html";
+    sleep 0.02;
+    system($tool, '-q', "$dir/tool") == 0 or die "$tool";
+    my $mark = `getfattr --only-values -n user.adaptive_deflate $dir/tool/page.html.gz 2>/dev/null`;
+    ok t_cmp($mark, qr/^3 ino=\d+ size=\d+ mtime=\d+\.\d{9} ctime=\d+\.\d{9} sha256=[0-9a-f]{64}$/,
+             'the tool marks the siblings it writes (adf_ident.h)');
+    # F's ctime moves past the sibling's; the module logs "rewrite it with
+    # adaptive-precompress".
+    sleep 0.02;
+    chmod 0644, "$dir/tool/page.html";
+    fetch('/static/tool/page.html', 'Accept-Encoding' => 'gzip');
+    ok t_cmp(note_for(qr{^GET /static/tool/page.html })->{reason},
+             qr/^(max|target)$/, 'sanity: the module calls it stale');
+    system($tool, '-q', "$dir/tool") == 0 or die "$tool";
+    fetch('/static/tool/page.html?again', 'Accept-Encoding' => 'gzip');
+    ok t_cmp(note_for(qr{^GET /static/tool/page.html\?again })->{reason},
+             'precompressed', 'after the advised tool run it is served');
+}
+else {
+    # The tool is built with the module: its absence is a broken build.
+    holds 0, "adaptive-precompress beside the module ($tool)" for 1 .. 3;
+}

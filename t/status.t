@@ -1,12 +1,12 @@
 # The status page: JSON schema and counters that add up across children,
 # the controller's state, the self-contained HTML page (rendered in
 # headless Chromium without script errors), and mod_status's section.
+# Configuration: extra.conf.in (/adf-status, /server-status).
 use strict;
 use warnings FATAL => 'all';
 use lib 't/lib';
 use Apache::Test;
 use Apache::TestUtil;
-use JSON::PP ();
 use Time::HiRes qw(sleep);
 use ADFTest;
 
@@ -14,13 +14,7 @@ plan tests => 59;
 
 my $root = docroot();
 
-sub stats {
-    my $r = fetch('/adf-status?json');
-    die "status: " . $r->code unless $r->code == 200;
-    return JSON::PP::decode_json($r->content);
-}
-
-my $s0 = stats();
+my $s0 = status_json();
 ok t_cmp(ref $s0->{load}, 'HASH', 'load object');
 for my $k (qw(source interval_ms raw smoothed effort limited target
               limit_off limit_on budget_ns_per_byte top_ns_per_byte
@@ -50,7 +44,7 @@ fetch('/index.html', 'Accept-Encoding' => 'br') for 1 .. 2;
 fetch('/index.html');
 fetch('/corpus/photo.jpeg', 'Accept-Encoding' => 'gzip');
 fetch('/static/counted.html', 'Accept-Encoding' => $sib);
-my $s1 = stats();
+my $s1 = status_json();
 sub delta { my ($a, $b, @path) = @_; $a = $a->{$_}, $b = $b->{$_} for @path; $b - $a }
 ok t_cmp(delta($s0, $s1, qw(compressed gzip)), 3, 'gzip count');
 ok t_cmp($b ? delta($s0, $s1, qw(compressed br))
@@ -68,15 +62,15 @@ ok delta($s0, $s1, qw(bytes_out gzip)) < delta($s0, $s1, qw(bytes_in gzip));
 
 # The controller's state shows the load it was given.
 set_load(5);
-ok wait_for(sub { my $s = stats(); defined $s->{load}{raw}
+ok wait_for(sub { my $s = status_json(); defined $s->{load}{raw}
                   && $s->{load}{raw} == 5 && $s->{load}{effort} == 1 }, 10);
-my $s = stats();
+my $s = status_json();
 ok t_cmp($s->{level}{gzip}, 9, 'gzip at level 9 when idle');
 ok scalar @{ $s->{history} } > 0;
 set_load(99);
-ok wait_for(sub { stats()->{load}{limited} }, 10);
+ok wait_for(sub { status_json()->{load}{limited} }, 10);
 set_load(5);
-ok wait_for(sub { !stats()->{load}{limited} }, 10);
+ok wait_for(sub { !status_json()->{load}{limited} }, 10);
 # A rise through the target and the limit, and back, for the chart (and
 # for the screenshot below).
 for my $load (30, 45, 60, 75, 90, 97, 97, 85, 70, 55, 40, 25) {

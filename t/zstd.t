@@ -2,6 +2,7 @@
 # HTTP semantics of every coding (Vary, its own ETag, 304, HEAD), windows
 # an HTTP client accepts, and .zst siblings.  A build without zstd never
 # sends it, and a .zst file there is a file like any other.
+# Configuration: t/conf/features/zstd.conf.in.
 use strict;
 use warnings FATAL => 'all';
 use lib 't/lib';
@@ -10,7 +11,7 @@ use Apache::TestUtil;
 use File::Copy qw(copy);
 use ADFTest;
 
-plan tests => 24;
+plan tests => 31;
 
 idle();
 my $root = docroot();
@@ -40,9 +41,14 @@ my @cases = (   # AE, with br and zstd, with zstd only, without zstd
     [ 'ZSTD', 'zstd', 'zstd', undef ],
 );
 for my $c (@cases) {
-    my $r = fetch('/zst/page.html', 'Accept-Encoding' => $c->[0]);
-    ok t_cmp($r->header('Content-Encoding'),
-             $c->[!$z ? 3 : built('br') ? 1 : 2], "AE $c->[0]");
+    my ($r, $n) = fetch_noted('/zst/page.html', $c->[0]);
+    my $want = $c->[!$z ? 3 : built('br') ? 1 : 2];
+    ok t_cmp($r->header('Content-Encoding'), $want, "AE $c->[0]");
+    # none accepted: the reason says so
+    ok t_cmp(join(' ', $r->code, $n->{coding},
+                  defined $want ? () : $n->{reason}),
+             '200 ' . ($want // 'identity not-accepted'),
+             "AE $c->[0]: status, coding (and reason)");
 }
 
 # ---- the representation ------------------------------------------------------
@@ -72,7 +78,7 @@ my $zst = slurp("$root/zst/sib.html.zst");
 $r = fetch('/zst/sib.html', 'Accept-Encoding' => 'zstd');
 ok t_cmp($r->header('Content-Encoding'), if_built('zstd', undef), '.zst sibling');
 ok $r->content eq ($z ? $zst : $page);
-ok t_cmp($r->header('ETag'), $z ? qr/-ad-zstd-pre"$/ : $identity_tag,
+ok t_cmp($r->header('ETag'), $z ? qr/-ad-zstd-pre\.[0-9a-f]{16}"$/ : $identity_tag,
          "the sibling's ETag");
 ok t_cmp(note_for(qr{^GET /zst/sib.html })->{reason},
          $z ? 'precompressed' : 'not-accepted');

@@ -20,6 +20,13 @@
  *   - does not keep a sibling that would not be smaller.
  * -d removes a sibling whose file is gone only when its mark shows the
  * tool wrote it.
+ *
+ * Run as root on a tree a user controls, the tool must not let that user
+ * steer it: every operation is made relative to a directory descriptor
+ * opened without following a symbolic link, so a component renamed or
+ * swapped for a link meanwhile moves nothing elsewhere, and a directory
+ * owned by another user is done by a child that has become that user
+ * (as_owner()).
  */
 #include "config.h"
 #include "adf_codec.h"
@@ -29,17 +36,20 @@
 
 #include <apr_general.h>
 #include <apr_strings.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <grp.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,10 +72,14 @@ static const char *const default_exts =
 #define TMP_LEN (TMP_TAG_LEN + 6)
 #define NAME_MAX_BYTES 255
 
-/* Waiting for the filesystem's clock: 10 ms a step, 3 s at most (FAT
- * keeps times to 2 s). */
+/* Waiting for the filesystem's clock: 10 ms a step, 5 s at least before
+ * giving up.  A whole-second ctime is settled only 2 s after it (it may
+ * be FAT's 2 s grain, adf_ident_settled()), up to 3 s after the change. */
 #define TICK_NSEC 10000000L
-#define MAX_TICKS 300
+#define MAX_TICKS 500
+
+/* Temporary names tried before giving up (as mkstemp does). */
+#define TEMP_TRIES 100
 
 #define ATTEMPTS 3
 
@@ -78,12 +92,14 @@ static struct {
     int ncodings;
 } opt;
 
-static struct {
+typedef struct {
     long files, written, refreshed, uptodate, notsmaller, removed, errors;
     long kept, nogroup, unmarked;
     long long in[ADF_NCODINGS], out[ADF_NCODINGS];
     int progress_shown, warned_group, warned_xattr;
-} sum;
+} sum_t;
+
+static sum_t sum;
 
 static apr_pool_t *pool;
 
@@ -202,20 +218,18 @@ static void say(const char *fmt, ...)
 
 /* ---- names ------------------------------------------------------------ */
 
-static int has_ext(const char *path, const char *ext)
+static int has_ext(const char *name, const char *ext)
 {
-    size_t n = strlen(path), e = strlen(ext);
-    return n > e && !strcmp(path + n - e, ext);
+    size_t n = strlen(name), e = strlen(ext);
+    return n > e && !strcmp(name + n - e, ext);
 }
 
-static int compressible(const char *path)
+static int compressible(const char *name)
 {
-    const char *base = strrchr(path, '/'), *dot;
+    const char *dot = strrchr(name, '.');
     int i;
 
-    base = base ? base + 1 : path;
-    dot = strrchr(base, '.');
-    if (!dot || dot == base) {
+    if (!dot || dot == name) {
         return 0;
     }
     for (i = 0; i < opt.nexts; i++) {
@@ -247,18 +261,40 @@ static int our_temp(const char *base)
     return 1;
 }
 
-/* The mkstemp template for a temporary file next to path. */
-static char *temp_name(apr_pool_t *p, const char *path)
+/* Create a temporary file for name in the directory open on dir, as
+ * mkstemp does but there: O_EXCL and O_NOFOLLOW, so that nothing already
+ * under the random name, a symbolic link least of all, is opened instead.
+ * Its descriptor, and its name in *tmp; -1 and errno. */
+static int create_temp(apr_pool_t *p, int dir, const char *name, char **tmp)
 {
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    const char *dir = slash ? apr_pstrndup(p, path, (apr_size_t)(base - path))
-                            : "";
+    static const char chars[] =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    char *t = strlen(name) + 1 + TMP_LEN > NAME_MAX_BYTES
+              ? apr_pstrcat(p, TMP_TAG, "XXXXXX", NULL)
+              : apr_pstrcat(p, ".", name, TMP_TAG, "XXXXXX", NULL);
+    char *x = t + strlen(t) - 6;
+    unsigned char r[6];
+    int fd, i, n;
 
-    if (strlen(base) + 1 + TMP_LEN > NAME_MAX_BYTES) {
-        return apr_pstrcat(p, dir, TMP_TAG, "XXXXXX", NULL);
+    for (n = 0; n < TEMP_TRIES; n++) {
+        if (apr_generate_random_bytes(r, sizeof(r)) != APR_SUCCESS) {
+            errno = EIO;
+            return -1;
+        }
+        for (i = 0; i < 6; i++) {
+            x[i] = chars[r[i] % (sizeof(chars) - 1)];
+        }
+        fd = openat(dir, t, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW
+                    | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            *tmp = t;
+            return fd;
+        }
+        if (errno != EEXIST) {
+            return -1;
+        }
     }
-    return apr_pstrcat(p, dir, ".", base, TMP_TAG, "XXXXXX", NULL);
+    return -1;
 }
 
 /* ---- identity and time ------------------------------------------------ */
@@ -272,25 +308,17 @@ static adf_ts_t ts_of(const struct timespec *t)
     return r;
 }
 
-/* Is path still the file version f? */
-static int unchanged(const char *path, const adf_ident_t *f)
+/* Is name in dir still the file version f? */
+static int unchanged(int dir, const char *name, const adf_ident_t *f)
 {
     struct stat st;
     adf_ident_t now;
 
-    if (lstat(path, &st) != 0) {
+    if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
         return 0;
     }
     adf_ident_of_stat(&now, &st);
     return adf_ident_same(f, &now);
-}
-
-/* Did the inode of fst change after time t? */
-static int changed_after(const struct stat *fst, const struct timespec *t)
-{
-    adf_ts_t a = ts_of(&fst->st_ctim), b = ts_of(t);
-
-    return adf_ts_cmp(&a, &b) > 0;
 }
 
 static void tick(void)
@@ -301,27 +329,37 @@ static void tick(void)
     }
 }
 
-/* Wait until the filesystem's clock (a probe file's change time) has
- * moved past F's last change, then stat F: any change to F after that
- * stat will show in its ctime, even within the same clock tick as an
- * earlier one.  Reports its own errors. */
-static int settle(apr_pool_t *p, const char *path, int in, struct stat *st)
+/* Wait until F (name in dir, open on in) is settled by the shared rule
+ * (adf_ident_settled()), the filesystem's clock being a probe file's
+ * change time, and stat F: any change to F after that stat will show in
+ * its ctime, even within the same clock tick as an earlier one.  Reports
+ * its own errors. */
+static int settle(apr_pool_t *p, int dir, const char *name, const char *path,
+                  int in, struct stat *st)
 {
-    char *probe = temp_name(p, path);
+    char *probe;
     struct stat pst;
+    adf_ident_t f;
+    adf_ts_t now;
     int fd, n, rc = -1;
 
-    if ((fd = mkostemp(probe, O_CLOEXEC)) < 0) {
+    if ((fd = create_temp(p, dir, name, &probe)) < 0) {
         error(path, "cannot write in its directory: %s", strerror(errno));
         return -1;
     }
     for (n = 0; ; n++) {
-        if ((n && futimens(fd, NULL) != 0) || fstat(fd, &pst) != 0
-            || fstat(in, st) != 0) {
-            error(path, "%s", strerror(errno));
+        if ((n && futimens(fd, NULL) != 0) || fstat(fd, &pst) != 0) {
+            error(path, "cannot read its filesystem's clock (a file's "
+                  "change time in its directory): %s", strerror(errno));
             break;
         }
-        if (changed_after(&pst, &st->st_ctim)) {
+        if (fstat(in, st) != 0) {
+            error(path, "cannot stat: %s", strerror(errno));
+            break;
+        }
+        adf_ident_of_stat(&f, st);
+        now = ts_of(&pst.st_ctim);
+        if (adf_ident_settled(&f, &now)) {
             rc = 0;
             break;
         }
@@ -333,7 +371,7 @@ static int settle(apr_pool_t *p, const char *path, int in, struct stat *st)
         tick();
     }
     close(fd);
-    unlink(probe);
+    unlinkat(dir, probe, 0);
     return rc;
 }
 
@@ -353,7 +391,9 @@ typedef enum {
 
 typedef struct {
     adf_coding_e c;
-    const char *sib;
+    int dir;            /* F's directory: every name below is in it */
+    const char *name;   /* the sibling's */
+    const char *sib;    /* its path, for messages */
     char *tmp;
     sib_e state;
     outcome_e outcome;
@@ -366,32 +406,54 @@ typedef struct {
     unsigned char digest[ADF_DIGEST_LEN];
 } job_t;
 
-/* As the module reads a mark (adf_ident.h): it must name F as it is.  A
- * mark without the sibling's digest (an earlier release's) is renewed. */
-static int mark_names(const char *sib, const adf_ident_t *f)
+/* Open name in dir to read it, following no link (nor blocking on a
+ * FIFO), and stat it: its descriptor when it is a regular file, else -1.
+ */
+static int open_regular(int dir, const char *name, struct stat *st)
 {
-    char v[ADF_MARK_MAX];
-    ssize_t n = lgetxattr(sib, ADF_MARK_XATTR, v, sizeof(v));
-    adf_mark_t m;
+    int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK
+                    | O_CLOEXEC);
 
-    return n >= 0 && !adf_mark_parse(v, (apr_size_t)n, &m) && m.has_digest
-           && adf_mark_matches(f, &m, 0);
+    if (fd >= 0 && (fstat(fd, st) != 0 || !S_ISREG(st->st_mode))) {
+        close(fd);
+        return -1;
+    }
+    return fd;
 }
 
-static sib_e sibling_state(const char *sib, const adf_ident_t *f)
+/* The mark on the file open on fd, parsed into m: 0, or -1. */
+static int read_mark(int fd, adf_mark_t *m)
+{
+    char v[ADF_MARK_MAX];
+    ssize_t n = fgetxattr(fd, ADF_MARK_XATTR, v, sizeof(v));
+
+    return n >= 0 ? adf_mark_parse(v, (apr_size_t)n, m) : -1;
+}
+
+/* As the module reads a mark (adf_ident.h), it must name F as it is; a
+ * mark without the sibling's digest (an earlier release's) is renewed.
+ * Else the sibling's bytes decide (SIB_CHECK): it is unmarked (another
+ * tool wrote it) or marked for another version of F (copied, chmod'ed,
+ * rewritten).  Only our own siblings are decoded and marked: never, as
+ * root, bytes another user could have written. */
+static sib_e sibling_state(const job_t *j, const adf_ident_t *f)
 {
     struct stat sst;
+    adf_mark_t m;
+    sib_e state;
+    int fd = open_regular(j->dir, j->name, &sst);
 
-    if (lstat(sib, &sst) != 0 || !S_ISREG(sst.st_mode)) {
+    if (fd < 0) {
         return SIB_WRITE;   /* (a symlink or a directory: as before) */
     }
-    if (mark_names(sib, f)) {
-        return SIB_FRESH;
+    if (!read_mark(fd, &m) && m.has_digest && adf_mark_matches(f, &m, 0)) {
+        state = SIB_FRESH;
     }
-    /* Unmarked (another tool wrote it), or marked for another version of
-     * F (F was copied, chmod'ed, rewritten): its bytes decide.  Marking
-     * it needs its owner, or root. */
-    return sst.st_uid == geteuid() || geteuid() == 0 ? SIB_CHECK : SIB_WRITE;
+    else {
+        state = sst.st_uid == geteuid() ? SIB_CHECK : SIB_WRITE;
+    }
+    close(fd);
+    return state;
 }
 
 /* Compare n decoded bytes with F's bytes at *off.  1 same, 0 not, -1
@@ -480,12 +542,10 @@ static int check_sibling(job_t *j, const char *path, int in,
     int r;
 
     j->state = SIB_WRITE;
-    j->fd = open(j->sib, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (j->fd < 0) {
+    if ((j->fd = open_regular(j->dir, j->name, &sst)) < 0) {
         return 0;
     }
-    r = fstat(j->fd, &sst) == 0 && S_ISREG(sst.st_mode)
-        && !adf_digest_init(&j->dg)
+    r = !adf_digest_init(&j->dg)
         ? holds_file(j->c, j->fd, in, st->st_size, &j->dg) : 0;
     if (r < 0) {
         error(path, "cannot read: %s", strerror(errno));
@@ -527,7 +587,7 @@ static void drop_temp(job_t *j)
         j->fd = -1;
     }
     if (j->tmp) {
-        unlink(j->tmp);
+        unlinkat(j->dir, j->tmp, 0);
         j->tmp = NULL;
     }
 }
@@ -548,11 +608,9 @@ static int compress_file(apr_pool_t *p, const char *path, int in,
         if (j->state != SIB_WRITE) {
             continue;
         }
-        j->tmp = temp_name(p, j->sib);
-        if ((j->fd = mkostemp(j->tmp, O_CLOEXEC)) < 0) {
+        if ((j->fd = create_temp(p, j->dir, j->name, &j->tmp)) < 0) {
             error(j->sib, "cannot create a temporary file beside it: %s",
                   strerror(errno));
-            j->tmp = NULL;
             j->state = SIB_FAILED;
             continue;
         }
@@ -679,8 +737,9 @@ static void install(job_t *j, const struct stat *st)
 
         /* Not smaller: no sibling, and not the stale one from before. */
         drop_temp(j);
-        if (lstat(j->sib, &sst) == 0 && S_ISREG(sst.st_mode)) {
-            unlink(j->sib);
+        if (fstatat(j->dir, j->name, &sst, AT_SYMLINK_NOFOLLOW) == 0
+            && S_ISREG(sst.st_mode)) {
+            unlinkat(j->dir, j->name, 0);
         }
         j->outcome = OUT_NOTSMALLER;
         return;
@@ -703,7 +762,7 @@ static void install(job_t *j, const struct stat *st)
     else if (fsync(j->fd) != 0) {
         what = "cannot write";
     }
-    else if (rename(j->tmp, j->sib) != 0) {
+    else if (renameat(j->dir, j->tmp, j->dir, j->name) != 0) {
         what = "cannot rename the temporary file to it";
     }
     else {
@@ -736,14 +795,14 @@ static void refresh(job_t *j, const struct stat *st)
 
 /* F changed while its siblings were being put in place: none of them
  * may stand for it.  Ours go; one only marked loses its mark. */
-static void undo(job_t *j, const struct stat *st)
+static void undo(job_t *j)
 {
     struct stat a, b;
 
     if (j->outcome == OUT_WROTE && fstat(j->fd, &a) == 0
-        && lstat(j->sib, &b) == 0 && a.st_ino == b.st_ino
-        && a.st_dev == b.st_dev) {
-        unlink(j->sib);
+        && fstatat(j->dir, j->name, &b, AT_SYMLINK_NOFOLLOW) == 0
+        && a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
+        unlinkat(j->dir, j->name, 0);
     }
     else if (j->outcome == OUT_REFRESHED) {
         fremovexattr(j->fd, ADF_MARK_XATTR);
@@ -752,9 +811,11 @@ static void undo(job_t *j, const struct stat *st)
 
 enum { DONE, FAILED, CHANGED };
 
-/* One go at F's siblings. */
-static int attempt(apr_pool_t *p, const char *path, job_t *jobs, int njobs)
+/* One go at F's siblings: F is name in dir, path in messages. */
+static int attempt(apr_pool_t *p, int dir, const char *name, const char *path,
+                   job_t *jobs, int njobs)
 {
+    struct statfs fs;
     struct stat st;
     adf_ident_t f;
     int in, i, writes = 0, rc = DONE;
@@ -768,27 +829,35 @@ static int attempt(apr_pool_t *p, const char *path, job_t *jobs, int njobs)
         jobs[i].nogroup = jobs[i].unmarked = 0;
         jobs[i].dg.md = NULL;
     }
-    if ((in = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC))
-        < 0) {
+    if ((in = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK
+                     | O_CLOEXEC)) < 0) {
         if (errno == ENOENT || errno == ELOOP) {
             return DONE;        /* gone, or now a symlink, since the walk */
         }
         error(path, "cannot read: %s", strerror(errno));
         return FAILED;
     }
-    if (fstat(in, &st) != 0) {
-        error(path, "%s", strerror(errno));
+    if (fstat(in, &st) != 0 || fstatfs(in, &fs) != 0) {
+        error(path, "cannot stat: %s", strerror(errno));
+        close(in);
+        return FAILED;
+    }
+    if (S_ISREG(st.st_mode) && !adf_fs_tracks_changes((long)fs.f_type)) {
+        /* (the module would take a later version for this one) */
+        error(path, "its filesystem does not move a file's change time at "
+              "every change (an image or FAT): a sibling cannot be shown "
+              "to hold its current version");
         close(in);
         return FAILED;
     }
     if (!S_ISREG(st.st_mode)
-        || (!opt.dry_run && settle(p, path, in, &st) != 0)) {
+        || (!opt.dry_run && settle(p, dir, name, path, in, &st) != 0)) {
         close(in);
         return S_ISREG(st.st_mode) ? FAILED : DONE;
     }
     adf_ident_of_stat(&f, &st);
     for (i = 0; i < njobs; i++) {
-        jobs[i].state = sibling_state(jobs[i].sib, &f);
+        jobs[i].state = sibling_state(&jobs[i], &f);
         if (jobs[i].state == SIB_CHECK
             && check_sibling(&jobs[i], path, in, &st) != 0) {
             rc = FAILED;
@@ -817,7 +886,7 @@ static int attempt(apr_pool_t *p, const char *path, job_t *jobs, int njobs)
         goto out;
     }
     /* What was read must be F as stat'ed: else start again. */
-    if (!unchanged(path, &f)) {
+    if (!unchanged(dir, name, &f)) {
         rc = CHANGED;
         goto out;
     }
@@ -832,9 +901,9 @@ static int attempt(apr_pool_t *p, const char *path, job_t *jobs, int njobs)
     /* And still F now that the siblings are marked: any later change of F
      * gives it another ctime (settle() saw to that), which the marks do
      * not name. */
-    if (!unchanged(path, &f)) {
+    if (!unchanged(dir, name, &f)) {
         for (i = 0; i < njobs; i++) {
-            undo(&jobs[i], &st);
+            undo(&jobs[i]);
         }
         rc = CHANGED;
         goto out;
@@ -872,7 +941,8 @@ out:
     return rc;
 }
 
-static void process_file(const char *path, const struct stat *st)
+static void process_file(int dir, const char *name, const char *path,
+                         const struct stat *st)
 {
     job_t jobs[ADF_MAX_PREFS];
     adf_ident_t f;
@@ -882,9 +952,13 @@ static void process_file(const char *path, const struct stat *st)
     apr_pool_create(&p, pool);
     adf_ident_of_stat(&f, st);
     for (i = 0; i < opt.ncodings; i++) {
+        const char *ext = adf_coding(opt.codings[i])->ext;
+
         jobs[i].c = opt.codings[i];
-        jobs[i].sib = apr_pstrcat(p, path, adf_coding(jobs[i].c)->ext, NULL);
-        todo += sibling_state(jobs[i].sib, &f) != SIB_FRESH;
+        jobs[i].dir = dir;
+        jobs[i].name = apr_pstrcat(p, name, ext, NULL);
+        jobs[i].sib = apr_pstrcat(p, path, ext, NULL);
+        todo += sibling_state(&jobs[i], &f) != SIB_FRESH;
     }
     if (!todo) {
         sum.uptodate += opt.ncodings;   /* F need not even be readable */
@@ -894,7 +968,7 @@ static void process_file(const char *path, const struct stat *st)
         int rc;
 
         apr_pool_create(&ap, p);
-        rc = attempt(ap, path, jobs, opt.ncodings);
+        rc = attempt(ap, dir, name, path, jobs, opt.ncodings);
         apr_pool_destroy(ap);
         if (rc != CHANGED) {
             break;
@@ -908,36 +982,43 @@ static void process_file(const char *path, const struct stat *st)
     apr_pool_destroy(p);
 }
 
-/* A sibling whose file is gone: removed when our marker is on it. */
-static void check_orphan(const char *path)
+/* A sibling (name in dir) whose file is gone: removed from dir when its
+ * mark, read through a descriptor that follows no link, shows we wrote
+ * it. */
+static void check_orphan(int dir, const char *name, const char *path)
 {
-    char base[4096], v[ADF_MARK_MAX];
+    char base[NAME_MAX_BYTES + 1];
     struct stat st;
     adf_mark_t m;
-    ssize_t n;
-    int c;
+    int c, fd, ours;
 
     for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
         const adf_coding_t *d = adf_coding((adf_coding_e)c);
-        size_t len = strlen(path), e = d ? strlen(d->ext) : 0;
+        size_t len = strlen(name), e = d ? strlen(d->ext) : 0;
 
-        if (!d || !has_ext(path, d->ext) || len - e >= sizeof(base)) {
+        if (!d || !has_ext(name, d->ext)) {
             continue;
         }
-        memcpy(base, path, len - e);
+        memcpy(base, name, len - e);
         base[len - e] = '\0';
-        if (!compressible(base) || lstat(base, &st) == 0 || errno != ENOENT) {
+        if (!compressible(base)
+            || fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) == 0
+            || errno != ENOENT) {
             continue;
         }
-        n = lgetxattr(path, ADF_MARK_XATTR, v, sizeof(v));
-        if (n < 0 || adf_mark_parse(v, (apr_size_t)n, &m)) {
+        fd = open_regular(dir, name, &st);
+        ours = fd >= 0 && !read_mark(fd, &m);
+        if (fd >= 0) {
+            close(fd);
+        }
+        if (!ours) {
             sum.kept++;         /* not shown to be ours: never removed */
             continue;
         }
         if (opt.dry_run) {
             say("would remove %s\n", esc(path));
         }
-        else if (unlink(path) != 0) {
+        else if (unlinkat(dir, name, 0) != 0) {
             error(path, "cannot remove: %s", strerror(errno));
             continue;
         }
@@ -945,28 +1026,153 @@ static void check_orphan(const char *path)
     }
 }
 
-static int visit(const char *path, const struct stat *st, int type,
-                 struct FTW *ftw)
+static void visit(int dir, const char *name, const char *path,
+                  const struct stat *st)
 {
-    if (type != FTW_F || !S_ISREG(st->st_mode)) {
-        return 0;       /* directories, symlinks, FIFOs... */
+    if (our_temp(name)) {
+        return;
     }
-    if (our_temp(path + ftw->base)) {
-        return 0;
-    }
-    if (adf_coding_by_ext(path, strlen(path))) {
+    if (adf_coding_by_ext(name, strlen(name))) {
         if (opt.delete_orphans) {
-            check_orphan(path);
+            check_orphan(dir, name, path);
         }
-        return 0;
+        return;
     }
-    if (!compressible(path) || st->st_size < opt.min_length) {
-        return 0;
+    if (!compressible(name) || st->st_size < opt.min_length) {
+        return;
     }
     sum.files++;
     progress(path);
-    process_file(path, st);
-    return 0;
+    process_file(dir, name, path, st);
+}
+
+static void enter(int dir, const char *path);
+
+/* The entries of the directory open on dir (path in messages), which it
+ * closes: regular files by their name in dir; directories opened from
+ * dir without following a link, so that a component renamed or swapped
+ * for a link since it was opened moves no operation elsewhere.  Symbolic
+ * links, FIFOs and the rest are skipped. */
+static void walk(int dir, const char *path)
+{
+    DIR *d = fdopendir(dir);
+    const char *sep = path[strlen(path) - 1] == '/' ? "" : "/";
+    struct dirent *de;
+    struct stat st;
+    apr_pool_t *p;
+    int sub;
+
+    if (!d) {
+        error(path, "cannot read the directory: %s", strerror(errno));
+        close(dir);
+        return;
+    }
+    apr_pool_create(&p, pool);
+    for (errno = 0; (de = readdir(d)); errno = 0) {
+        const char *name = de->d_name, *sp;
+
+        if (!strcmp(name, ".") || !strcmp(name, "..")) {
+            continue;
+        }
+        apr_pool_clear(p);
+        sp = apr_pstrcat(p, path, sep, name, NULL);
+        if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno != ENOENT) {
+                error(sp, "cannot stat: %s", strerror(errno));
+            }
+        }
+        else if (S_ISREG(st.st_mode)) {
+            visit(dir, name, sp, &st);
+        }
+        else if (S_ISDIR(st.st_mode)) {
+            sub = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW
+                         | O_CLOEXEC);
+            if (sub >= 0) {
+                enter(sub, sp);
+            }
+            else if (errno != ENOENT && errno != ELOOP && errno != ENOTDIR) {
+                error(sp, "cannot open the directory: %s", strerror(errno));
+            }   /* (else gone, or no longer a directory, since listed) */
+        }
+    }
+    if (errno) {
+        error(path, "cannot read the directory: %s", strerror(errno));
+    }
+    apr_pool_destroy(p);
+    closedir(d);
+}
+
+/* As root, the tree of a directory another user owns is done by a child
+ * that has become that user for good (its uid, groups and primary group;
+ * the directory's group for a uid without an account): there the tool
+ * can do nothing the user could not, however they rename or swap what
+ * they own, and never decodes their bytes as root.  The child's counts
+ * come back through a pipe; dir is closed. */
+static void as_owner(int dir, const char *path, const struct stat *st)
+{
+    struct passwd *pw = getpwuid(st->st_uid);
+    gid_t gid = pw ? pw->pw_gid : st->st_gid;
+    sum_t child;
+    ssize_t n;
+    pid_t pid;
+    int p[2], e;
+
+    fflush(stdout);
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        error(path, "cannot start a process as its owner: %s",
+              strerror(errno));
+        close(dir);
+        return;
+    }
+    if ((pid = fork()) == 0) {
+        close(p[0]);
+        if ((pw ? initgroups(pw->pw_name, gid) : setgroups(0, NULL)) != 0
+            || setgid(gid) != 0 || setuid(st->st_uid) != 0) {
+            error(path, "cannot become its owner (uid %ld): %s",
+                  (long)st->st_uid, strerror(errno));
+            close(dir);
+        }
+        else {
+            walk(dir, path);
+        }
+        fflush(stdout);
+        _exit(write(p[1], &sum, sizeof(sum)) != (ssize_t)sizeof(sum));
+    }
+    e = errno;
+    close(dir);
+    close(p[1]);
+    if (pid < 0) {
+        close(p[0]);
+        error(path, "cannot start a process as its owner: %s", strerror(e));
+        return;
+    }
+    while ((n = read(p[0], &child, sizeof(child))) < 0 && errno == EINTR) {
+    }
+    close(p[0]);
+    waitpid(pid, NULL, 0);
+    if (n == (ssize_t)sizeof(child)) {
+        sum = child;    /* ours, and what it added */
+    }
+    else {
+        error(path, "the process working as its owner failed");
+    }
+}
+
+/* A directory opened from its parent (or from the command line). */
+static void enter(int dir, const char *path)
+{
+    struct stat st;
+
+    if (fstat(dir, &st) != 0) {
+        error(path, "cannot stat the directory: %s", strerror(errno));
+        close(dir);
+    }
+    else if (geteuid() == 0 && st.st_uid != 0) {
+        as_owner(dir, path, &st);
+    }
+    else {
+        walk(dir, path);
+    }
 }
 
 static void usage(FILE *f)
@@ -1119,8 +1325,20 @@ int main(int argc, char **argv)
     }
     opt.tty = isatty(2);
     for (i = optind; i < argc; i++) {
-        if (nftw(argv[i], visit, 32, FTW_PHYS) != 0) {
-            error(argv[i], "%s", strerror(errno));
+        int dir = open(argv[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW
+                       | O_CLOEXEC);
+        struct stat st;
+
+        if (dir >= 0) {
+            enter(dir, argv[i]);
+        }
+        else if ((errno == ENOTDIR || errno == ELOOP)
+                 && lstat(argv[i], &st) == 0 && S_ISLNK(st.st_mode)) {
+            error(argv[i], "a symbolic link, not followed: give the "
+                  "directory it points to");
+        }
+        else {
+            error(argv[i], "cannot open the directory: %s", strerror(errno));
         }
     }
     clear_progress();

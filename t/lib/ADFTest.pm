@@ -7,6 +7,7 @@ use warnings FATAL => 'all';
 use Apache::Test ();
 use Apache::TestRequest ();
 use Apache::TestUtil ();
+use Digest::SHA ();
 use IO::Socket::INET ();
 use IO::Uncompress::Gunzip qw(gunzip $GunzipError);
 use File::Temp qw(tempfile);
@@ -19,7 +20,9 @@ our @EXPORT = qw(docroot fetch head gunzip_ok unbrotli unzstd decode_body slurp
                  serverroot compress_to make_sibling mark_sibling load_file
                  idle page old_time code_body holds scratch_server
                  stop_scratch_server codings built if_built decode_as
-                 sibling_ext refused_cgi_posts);
+                 sibling_ext refused_cgi_posts status_json fetch_noted
+                 uncoded probe error_log log_count restart wait_hit worker_state
+                 needs_root config_check one_child_server);
 
 # The codings the module under test has, as its build's configure decided
 # (scripts/run-httpd-tests passes them): the tests assert what this build
@@ -56,26 +59,22 @@ sub gunzip_ok {
     return $out;
 }
 
-sub unbrotli {
-    my ($bytes) = @_;
+# $bytes decoded by the reference tool $cmd (given a file's name last);
+# undef when it fails.
+sub decode_with {
+    my ($cmd, $bytes) = @_;
     my ($fh, $name) = tempfile(UNLINK => 1);
     binmode $fh;
     print $fh $bytes;
     close $fh;
-    my $out = `brotli -d -c "$name" 2>/dev/null`;
+    my $out = `$cmd "$name" 2>/dev/null`;
     return $? == 0 ? $out : undef;
 }
 
+sub unbrotli { decode_with('brotli -d -c', $_[0]) }
+
 # zstd as an HTTP client may decode it: no window above 8 MB (RFC 9659).
-sub unzstd {
-    my ($bytes) = @_;
-    my ($fh, $name) = tempfile(UNLINK => 1);
-    binmode $fh;
-    print $fh $bytes;
-    close $fh;
-    my $out = `zstd -q -d -c --memory=8MB "$name" 2>/dev/null`;
-    return $? == 0 ? $out : undef;
-}
+sub unzstd { decode_with('zstd -q -d -c --memory=8MB', $_[0]) }
 
 # $bytes decoded as Content-Encoding $coding ('' for identity); undef
 # when they are not that.
@@ -179,11 +178,143 @@ sub refused_cgi_posts {
 sub idle {
     set_load(5);
     wait_for(sub {
-        my $r = Apache::TestRequest::GET('/adf-status?json');
-        my $l = eval { JSON::PP::decode_json($r->content)->{load} } || {};
+        my $l = eval { status_json()->{load} } || {};
         defined $l->{raw} && $l->{raw} == 5 && !$l->{stale}
             && $l->{effort} == 1;
     }, 10) or die 'no idle load signal';
+}
+
+# The status page's JSON (/adf-status?json, docs/monitoring.md): the
+# suite's server's, or with $base (a URL such as scratch_server returns)
+# that server's, asked through $ua (default: Apache::Test's agent).  Dies
+# unless the page answers 200.
+sub status_json {
+    my ($base, $ua) = @_;
+    my $r = defined $base
+        ? ($ua // Apache::TestRequest::user_agent())->get("$base/adf-status?json")
+        : fetch('/adf-status?json');
+    die 'status page: ' . $r->status_line . "\n" unless $r->is_success;
+    return JSON::PP::decode_json($r->content);
+}
+
+# GET $path with a query string of its own (added to any it has), with
+# Accept-Encoding $ae (none when undef) and @headers: the response, and
+# the notes logged for exactly that request (note_for).  The tag holds
+# the test's pid: no other request of the run has it.
+my $noted = 0;
+sub fetch_noted {
+    my ($path, $ae, @headers) = @_;
+    my $url = $path . ($path =~ /\?/ ? '&' : '?') . "n=$$." . ++$noted;
+    my $r = fetch($url, defined $ae ? ('Accept-Encoding' => $ae) : (),
+                  @headers);
+    return ($r, note_for(qr{^\S+ \Q$url\E }));
+}
+
+# A gzip request for /index.html of its own, and its notes: what the
+# controller decides at this moment (load.t, signal.t).
+sub probe { fetch_noted('/index.html', 'gzip') }
+
+# A response the module left as it is, and why (three assertions): no
+# Content-Encoding, the status $code, and the reason it noted
+# (docs/directives.md, "Reasons"; '-' where its filter never decided:
+# AdaptiveDeflate Off, an error page httpd made itself).  $n is the
+# request's notes (fetch_noted).
+sub uncoded {
+    my ($r, $n, $code, $reason, $what) = @_;
+    Apache::Test::ok(Apache::TestUtil::t_cmp($r->header('Content-Encoding'),
+                                             undef, "$what: not encoded"));
+    Apache::Test::ok(Apache::TestUtil::t_cmp($r->code, $code,
+                                             "$what: status $code"));
+    Apache::Test::ok(Apache::TestUtil::t_cmp($n->{reason} // '(no note)',
+                                             $reason, "$what: reason $reason"));
+}
+
+# The suite's error log, and how often $re matches in it.
+sub error_log { slurp(serverroot() . '/logs/error_log') }
+sub log_count {
+    my ($re) = @_;
+    return scalar(() = error_log() =~ /$re/g);
+}
+
+# Restart the suite's server with signal $sig (USR1: graceful, HUP: full)
+# and wait until it logged "resuming normal operations" once more and its
+# status page answers.  Not under ADF_VALGRIND's one process (-X): a
+# signal ends it.
+sub restart {
+    my ($sig) = @_;
+    my $parent = slurp(serverroot() . '/logs/httpd.pid') + 0;
+    my $resumed = log_count(qr/resuming normal operations/);
+    kill $sig, $parent or die "kill $sig $parent: $!";
+    wait_for(sub {
+        log_count(qr/resuming normal operations/) > $resumed
+            && eval { status_json(); 1 };
+    }, 20) or die "no restart after SIG$sig";
+}
+
+# Ask for $path with Accept-Encoding $ae until AdaptiveDeflateCache
+# answers (each miss queues the file again), at most $secs (60) seconds:
+# the last response and its notes.  Under prefork the worker can be away
+# for tens of seconds (ASan: 29 s seen) while its singleton passes to
+# another child; a wait that fails says where the worker is.
+sub wait_hit {
+    my ($path, $ae, $secs) = @_;
+    my ($r, $n);
+    wait_for(sub {
+        ($r, $n) = fetch_noted($path, $ae);
+        ($n->{cache} // '') eq 'hit';
+    }, $secs || 60)
+        or print "# no hit for $path ($ae): ",
+                 (eval { worker_state() } // "($@)"), "\n";
+    return ($r, $n);
+}
+
+# Where the cache's worker is, for a failure's log: its last pid, and that
+# process's state and threads' wait channels (or that it is gone).
+sub worker_state {
+    my $c = status_json()->{cache};
+    my $pid = $c->{worker_pid} || 0;
+    my $st = -e "/proc/$pid/stat" ? (split ' ', slurp("/proc/$pid/stat"))[2]
+                                  : 'gone';
+    my @wchan = map { my $w = "$_/wchan"; -e $w ? slurp($w) : '?' }
+                glob("/proc/$pid/task/*");
+    return "queue $c->{queue}, working $c->{working}, worker pid $pid: "
+           . "$st, threads @wchan";
+}
+
+# A part of a test that needs root (chown to another user, mount): true
+# as root; otherwise $n failed assertions saying so, never a shorter plan
+# (CI runs as root).
+sub needs_root {
+    my ($n, $what) = @_;
+    return 1 if $> == 0;
+    holds(0, "$what: needs root (run the suite as root, as CI does)")
+        for 1 .. $n;
+    return 0;
+}
+
+# apache2 -t on a minimal configuration (this module, prefork, the
+# children as nobody when root) followed by $body, written to
+# $dir/httpd.conf: (exit status, output, the file's name, the line number
+# of $body's first line).
+sub config_check {
+    my ($dir, $body) = @_;
+    my $moddir = `apxs -q LIBEXECDIR`;
+    chomp $moddir;
+    my $user = $> == 0 ? "User nobody\nGroup nogroup\n" : '';
+    my $head = <<"CONF";
+ServerRoot "$dir"
+ServerName 127.0.0.1
+Listen 127.0.0.1:1
+PidFile "$dir/httpd.pid"
+ErrorLog "$dir/error_log"
+${user}LoadModule mpm_prefork_module $moddir/mod_mpm_prefork.so
+LoadModule authz_core_module $moddir/mod_authz_core.so
+LoadModule adaptive_deflate_module $ENV{ADF_MODULE}
+CONF
+    my ($conf, $httpd) = ("$dir/httpd.conf", httpd_bin());
+    spew($conf, $head . $body);
+    my $out = `'$httpd' -t -f '$conf' 2>&1`;
+    return ($? >> 8, $out, $conf, 1 + (() = $head =~ /\n/g));
 }
 
 # Compress $data with the reference tools into $file.
@@ -198,12 +329,15 @@ sub compress_to {
 }
 
 # Mark sibling $s as holding $f as it is now (adf_ident.h), the way
-# adaptive-precompress does.
+# adaptive-precompress does: version 3, with the SHA-256 of $s's bytes;
+# $version 2 as an earlier release did, without it.
 sub mark_sibling {
-    my ($f, $s) = @_;
+    my ($f, $s, $version) = @_;
     my ($ino, $size, $mt, $ct) = split ' ', `stat -c '%i %s %.9Y %.9Z' '$f'`;
-    system('setfattr', '-n', 'user.adaptive_deflate', '-v',
-           "2 ino=$ino size=$size mtime=$mt ctime=$ct", $s) == 0
+    my $mark = "ino=$ino size=$size mtime=$mt ctime=$ct";
+    $mark = ($version // 3) == 2 ? "2 $mark"
+          : "3 $mark sha256=" . Digest::SHA::sha256_hex(slurp($s));
+    system('setfattr', '-n', 'user.adaptive_deflate', '-v', $mark, $s) == 0
         or die "setfattr $s";
 }
 
@@ -321,6 +455,35 @@ CONF
     wait_for(sub { IO::Socket::INET->new("127.0.0.1:$port")
                    && -s "$dir/httpd.pid" }, 20);
     return "http://127.0.0.1:$port";
+}
+
+# A scratch server in $dir for measuring what one process does: one
+# event child (every connection lands in it), idle (its own load file,
+# $dir/load, at 5 %: the controller at full effort), the status page and
+# the module on; then $conf.  Its documents go in $dir/htdocs; started
+# with the environment %env (a preload).  Returns its base URL.
+sub one_child_server {
+    my ($dir, $conf, %env) = @_;
+    mkdir "$dir/htdocs";
+    chmod 0755, $dir, "$dir/htdocs";
+    spew("$dir/load", "5\n");
+    chmod 0644, "$dir/load";
+    return scratch_server($dir, 'event', <<"CONF" . $conf, %env);
+ServerLimit 1
+StartServers 1
+ThreadsPerChild 16
+MaxRequestWorkers 16
+MinSpareThreads 1
+MaxSpareThreads 16
+<Location "/adf-status">
+    SetHandler adaptive-deflate-status
+</Location>
+AdaptiveDeflate On
+AdaptiveDeflateLoadSource file:$dir/load
+AdaptiveDeflateLoadInterval 100ms
+AdaptiveDeflateCPUTarget 50
+AdaptiveDeflateCPULimit 95 90
+CONF
 }
 
 # Stopped the usual way; a server that outlives 20 s is killed, so that

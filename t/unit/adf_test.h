@@ -1,4 +1,5 @@
-/* Shared by the libcheck suites: an APR pool fixture and the runner. */
+/* Shared by the libcheck suites: an APR pool fixture, one test case per
+ * test, and the runner. */
 #ifndef ADF_TEST_H
 #define ADF_TEST_H
 
@@ -20,7 +21,7 @@ static void adf_test_teardown(void)
     apr_terminate();
 }
 
-/* One test case per suite, every test with the pool fixture. */
+/* A test case with the pool fixture, named NAME. */
 static TCase *adf_test_case(Suite *s, const char *name)
 {
     TCase *tc = tcase_create(name);
@@ -30,6 +31,18 @@ static TCase *adf_test_case(Suite *s, const char *name)
     tcase_set_timeout(tc, 120);
     tcase_add_checked_fixture(tc, adf_test_setup, adf_test_teardown);
     suite_add_tcase(s, tc);
+    return tc;
+}
+
+/* TEST (a START_TEST) in a test case of its own, named after it, so that
+ * CK_RUN_CASE=TEST runs it alone (t/README).  Returns the case, for a
+ * longer timeout or another fixture. */
+#define adf_test(s, test) adf_test_alone((s), #test, (test))
+static TCase *adf_test_alone(Suite *s, const char *name, const TTest *test)
+{
+    TCase *tc = adf_test_case(s, name);
+
+    tcase_add_test(tc, test);
     return tc;
 }
 

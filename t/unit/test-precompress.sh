@@ -4,7 +4,10 @@
 # S.ctime > F.ctime); up-to-date ones are left alone, stale ones rewritten
 # (same-second edits and rollbacks included), those that only changed
 # before F refreshed; F's group kept; -d removes only what the tool wrote;
-# names escaped; an unreadable file is one error; -n writes nothing.
+# names escaped; an unreadable file is one error; -n writes nothing; as
+# root, a directory its owner swaps for a symbolic link moves nothing, a
+# directory another user owns is done as that user, and no sibling of
+# another user's is decoded.
 # The build's codings come from configure (ADF_CODINGS, set by make
 # check): gzip, and br where built (without it: refused, never written).
 # Inputs are generated here.  Needs gzip, brotli, perl and getfattr/
@@ -13,7 +16,7 @@ set -u
 tool=${builddir:-.}/tools/adaptive-precompress
 case $tool in /*) ;; *) tool=$(pwd)/$tool ;; esac
 d=$(mktemp -d /tmp/adf-pc.XXXXXX)
-trap 'chmod -R u+rwx "$d" 2>/dev/null; rm -rf "$d"' EXIT
+trap 'umount "$d/ext4" 2>/dev/null; chmod -R u+rwx "$d" 2>/dev/null; rm -rf "$d"' EXIT
 n=0
 failed=0
 esc=$(printf '\033')
@@ -324,6 +327,96 @@ as_other "$ro"
 t "unwritable directory: exit 1, one error" '[ $rc -eq 1 ] && [ "$(printf "%s\n" "$err" | grep -c "page.html")" = 1 ]'
 t "unwritable directory: nothing written" '[ "$(ls -A "$ro")" = page.html ]'
 
+# ---- as root on a tree a user controls: a directory swapped for a link ---
+# Issue 28: an attacker running as the tree's owner (nobody) exchanges a
+# directory of the tree with a symbolic link to a root-owned directory in
+# a tight loop (t/unit/swap-race, renameat2 RENAME_EXCHANGE) while the
+# tool runs as root.  Nothing may be created, written or chowned in the
+# target (inotify), and the swap must not even disturb the tool: every run
+# exits 0 without a message.  Two trees: one nobody owns, and a
+# world-writable one of root's whose root-owned subdirectory is swapped.
+# The tool that went by paths after its walk (274dea0) was caught in
+# about half of such runs (it wrote its temporaries, and renamed siblings
+# chowned to nobody, into the target).
+race_runs=40
+race() {        # TREE-DESCRIPTION TREE: the runs, then their TAP lines
+    rt=$2
+    rm -rf "$d/target"
+    mkdir "$d/target"
+    caught=0 events=0 swaps=0 noisy=0 done=0 i=0
+    while [ $i -lt $race_runs ]; do
+        i=$((i + 1))
+        rm -f "$rt/a/evil.txt".* "$rt/a"/.evil.txt*
+        "$race" nobody "$rt/a" "$rt/l" "$d/target" "$tool" -q "$rt" \
+            > "$d/race.out" 2> "$d/race.err"
+        rc=$?
+        [ $rc -ne 99 ] || break
+        sw=$(sed -n 's/^swaps //p' "$d/race.out")
+        ev=$(grep -vc '^swaps ' "$d/race.out")
+        swaps=$((swaps + ${sw:-0}))
+        events=$((events + ev))
+        [ "$ev" = 0 ] || { caught=$((caught + 1)); cp "$d/race.out" "$d/race.caught"; }
+        [ $rc = 0 ] && [ ! -s "$d/race.err" ] || { noisy=$((noisy + 1)); cp "$d/race.err" "$d/race.noisy"; }
+        [ -e "$rt/a/evil.txt.gz" ] && done=$((done + 1))
+    done
+    out="$(cat "$d/race.out" "$d/race.caught" 2>/dev/null)"
+    err="$(cat "$d/race.err" "$d/race.noisy" 2>/dev/null)"
+    diag "$1: $i runs, $swaps swaps, caught in $caught runs ($events events in the target), $noisy runs with a message, siblings written in $done runs"
+    t "$1: the attacker swapped in every run" '[ $rc -ne 99 ] && [ $swaps -ge $((race_runs * 10)) ]'
+    t "$1: nothing created, written or chowned in the target in $race_runs runs" '[ $caught = 0 ] && [ -z "$(ls -A "$d/target")" ]'
+    t "$1: every run exits 0 without a message" '[ $noisy = 0 ]'
+    t "$1: the siblings written in the swapped directory" '[ $done -ge $((race_runs / 4)) ]'
+}
+race=${builddir:-.}/t/unit/swap-race
+if [ "$(id -u)" = 0 ]; then
+    for tree in user root; do
+        rt=$d/race-$tree
+        mkdir -p "$rt/a"
+        gen race 40 > "$rt/a/evil.txt"
+        ln -s "$d/target" "$rt/l"
+    done
+    chown -R -h nobody:nogroup "$d/race-user"
+    chown nobody:nogroup "$d/race-root/a/evil.txt"
+    chmod 777 "$d/race-root"
+    race "race, nobody's tree" "$d/race-user"
+    race "race, root's world-writable tree" "$d/race-root"
+else
+    skip "race: a directory swapped for a link while root runs the tool" "needs root"
+fi
+
+# ---- as root: another user's directory is done as that user ---------------
+if [ "$(id -u)" = 0 ]; then
+    # A file of root's that nobody cannot read, in nobody's directory: as
+    # nobody, the tool cannot read it either.
+    o=$d/owned
+    mkdir "$o"
+    gen mine 200 > "$o/mine.html"
+    chmod 600 "$o/mine.html"
+    gen theirs 200 > "$o/theirs.html"
+    chown nobody:nogroup "$o" "$o/theirs.html"
+    run "$o"
+    t "as root in nobody's directory: works as nobody (root's 0600 file unread, one error)" '[ $rc -eq 1 ] && hasF "$err" "$o/mine.html: cannot read: Permission denied" && has "$out" " 1 errors$" && [ -z "$(ls "$o" | grep "^mine.html.")" ]'
+    t "... nobody's file done, its siblings nobody's" 'decodes "$o/theirs.html" && [ "$(stat -c %U "$o/theirs.html.gz")" = nobody ]'
+    # A uid without an account: its directory's group.
+    o=$d/noaccount
+    mkdir "$o"
+    gen orphan-uid 200 > "$o/page.html"
+    chown -R 4242:4242 "$o"
+    run "$o"
+    t "as root in the directory of a uid without an account: done as it" '[ $rc -eq 0 ] && decodes "$o/page.html" && [ "$(stat -c %u:%g "$o/page.html.gz")" = 4242:4242 ]'
+    # Root decodes no bytes another user could have written: a sibling
+    # of theirs holding F's bytes is written anew, not refreshed.
+    o=$d/foreign
+    mkdir "$o"
+    gen foreign 200 > "$o/page.html"
+    gzip -9 -c "$o/page.html" > "$o/page.html.gz"
+    chown nobody "$o/page.html.gz"
+    run -c gzip "$o"
+    t "as root, a sibling another user owns: rewritten, not decoded" 'has "$out" "1 siblings written, 0 refreshed" && [ "$(stat -c %U "$o/page.html.gz")" = root ] && [ "$(marker "$o/page.html.gz")" = "$(ident "$o/page.html" "$o/page.html.gz")" ]'
+else
+    skip "as root: another user's directory is done as that user" "needs root"
+fi
+
 # ---- zstd -----------------------------------------------------------------
 mkdir "$d/zst"
 gen zst 300 > "$d/zst/page.html"
@@ -339,11 +432,41 @@ else
     t "zstd: -d removes a marked orphan" '[ ! -e "$d/zst/page.html.zst" ]'
 fi
 
+# ---- a filesystem of whole seconds: F is read once it is settled ------------
+# ext4 with 128-byte inodes keeps whole seconds: F written at the start of
+# a second and rewritten in place (same size) within it keeps its whole
+# identity.  The tool reads F only once the filesystem's clock is past
+# F's ctime by the grain (adf_ident_settled), so its sibling holds the
+# bytes F ends with, not the first ones under the same identity.
+if [ "$(id -u)" = 0 ]; then
+    mkdir "$d/ext4"
+    if truncate -s 8M "$d/ext4.img" && mkfs.ext4 -q -F -I 128 "$d/ext4.img" \
+            2>/dev/null && mount -o loop "$d/ext4.img" "$d/ext4"; then
+        gen one 300 > "$d/v1"
+        gen two 300 > "$d/v2"
+        perl -MTime::HiRes=time,sleep -e 'sleep(1 - (time - int time) + 0.02)'
+        cp "$d/v1" "$d/ext4/a.html"
+        (sleep 0.4; cat "$d/v2" 1<> "$d/ext4/a.html") &
+        run -c gzip "$d/ext4"
+        wait
+        t "whole seconds: the sibling holds what F ends with, written in place in its second" \
+            '[ $rc -eq 0 ] && gzip -dc "$d/ext4/a.html.gz" | cmp -s - "$d/ext4/a.html" && cmp -s "$d/ext4/a.html" "$d/v2"'
+        umount "$d/ext4"
+    else
+        t "an ext4 image with 128-byte inodes (mkfs.ext4, a loop mount)" false
+    fi
+else
+    t "whole seconds: needs root (a loop mount; CI runs as root)" false
+fi
+
 # ---- usage ----------------------------------------------------------------
 run --min-length=abc "$s"
 t "bad option refused" '[ $rc -eq 2 ]'
 run -c deflate "$s"
 t "bad coding refused" '[ $rc -eq 2 ]'
+ln -s "$s" "$d/site-link"
+run "$d/site-link"
+t "DIR a symbolic link: not followed, saying so" '[ $rc -eq 1 ] && hasF "$err" "$d/site-link: a symbolic link, not followed: give the directory it points to" && has "$out" "^0 files"'
 run -n -c br "$s"
 if [ -n "$x2" ]; then
     t "-c br accepted" '[ $rc -eq 0 ]'

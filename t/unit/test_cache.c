@@ -1,10 +1,12 @@
 /* The compressed cache's pure parts: key -> name, the entry trailer and
  * its validation, the LRU index. */
+#include "config.h"
 #include "adf_test.h"
-#include "../../adf_cache_entry.h"
+#include "adf_cache_entry.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static adf_ident_t key(void)
 {
@@ -85,13 +87,30 @@ START_TEST(crc_is_crc32)
 }
 END_TEST
 
+/* The trailers' coding: one this build has (an entry in a coding it
+ * lacks is not its own, below), and another. */
+#ifdef ADF_HAVE_BROTLI
+#define T_CODING ADF_BR
+#define T_TOKEN "br\0\0\0\0\0\0"
+#define T_OTHER ADF_GZIP
+#else
+#define T_CODING ADF_GZIP
+#define T_TOKEN "gzip\0\0\0\0"
+#define T_OTHER ADF_BR
+#endif
+
 static adf_cache_trailer_t trailer(void)
 {
     adf_cache_trailer_t t;
 
-    t.coding = ADF_BR;
+    int i;
+
+    t.coding = T_CODING;
     t.length = 12345;
     t.crc = 0xdeadbeef;
+    for (i = 0; i < ADF_DIGEST_LEN; i++) {
+        t.digest[i] = (unsigned char)(255 - i);
+    }
     t.key = key();
     return t;
 }
@@ -104,12 +123,79 @@ START_TEST(trailer_round_trip)
     adf_cache_trailer_format(buf, &t);
     ck_assert_int_eq(adf_cache_trailer_parse(buf, 12345 + ADF_CACHE_TRAILER,
                                              &u), 0);
-    ck_assert_int_eq(u.coding, ADF_BR);
+    ck_assert_int_eq(u.coding, T_CODING);
     ck_assert(u.length == 12345);
     ck_assert_uint_eq(u.crc, 0xdeadbeef);
+    ck_assert(!memcmp(u.digest, t.digest, ADF_DIGEST_LEN));
     ck_assert(adf_ident_same(&u.key, &t.key));
-    /* the magic number ends the file */
+    /* the magic number ends the file; the coding is stored as its token,
+     * not as this build's number for it */
     ck_assert(!memcmp(buf + ADF_CACHE_TRAILER - 8, "ADFcache", 8));
+    ck_assert(!memcmp(buf + 4, T_TOKEN, 8));
+#ifndef ADF_HAVE_BROTLI
+    /* a br entry (a build with brotli wrote it) is not this build's */
+    t.coding = ADF_BR;
+    adf_cache_trailer_format(buf, &t);
+    ck_assert_int_eq(adf_cache_trailer_parse(buf, 12345 + ADF_CACHE_TRAILER,
+                                             &u), -1);
+#endif
+}
+END_TEST
+
+/* An earlier release's entry (a version 1 trailer: 80 bytes, a coding
+ * number, no digest) is told apart from a damaged one. */
+START_TEST(trailer_of_an_earlier_release)
+{
+    unsigned char buf[ADF_CACHE_TRAILER] = { 0 }, *v1 = buf + 36;
+    adf_cache_trailer_t u;
+    apr_uint32_t crc;
+    int i;
+
+    v1[0] = 1;                      /* version */
+    v1[4] = 2;                      /* br */
+    crc = adf_cache_crc(0, v1, 68);
+    for (i = 0; i < 4; i++) {
+        v1[68 + i] = (unsigned char)(crc >> (8 * i));
+    }
+    memcpy(v1 + 72, "ADFcache", 8);
+    ck_assert_int_eq(adf_cache_trailer_parse(buf, 1000, &u),
+                     ADF_CACHE_TRAILER_OLD);
+    ck_assert_int_eq(adf_cache_trailer_parse(buf, 80, &u),
+                     ADF_CACHE_TRAILER_OLD);
+    ck_assert_int_eq(adf_cache_trailer_parse(buf, 79, &u),
+                     ADF_CACHE_TRAILER_BAD);
+    v1[10] ^= 1;                    /* damaged: not a trailer of any kind */
+    ck_assert_int_eq(adf_cache_trailer_parse(buf, 1000, &u),
+                     ADF_CACHE_TRAILER_BAD);
+}
+END_TEST
+
+/* Read from a file: short files, and files of exactly a trailer. */
+START_TEST(trailer_read_from_files)
+{
+    adf_cache_trailer_t t = trailer(), u;
+    unsigned char buf[ADF_CACHE_TRAILER];
+    char path[] = "/tmp/adf-trailer-XXXXXX";
+    int fd = mkstemp(path);
+
+    ck_assert_int_ge(fd, 0);
+    unlink(path);
+    t.length = 3;
+    adf_cache_trailer_format(buf, &t);
+    ck_assert_int_eq(write(fd, "abc", 3), 3);
+    ck_assert_int_eq(write(fd, buf, sizeof(buf)), (int)sizeof(buf));
+    ck_assert_int_eq(adf_cache_trailer_read(fd, 3 + ADF_CACHE_TRAILER, &u),
+                     ADF_CACHE_TRAILER_OK);
+    ck_assert(u.length == 3 && u.coding == T_CODING);
+    /* a size larger than the file: cannot be read */
+    ck_assert_int_eq(adf_cache_trailer_read(fd, 4 + ADF_CACHE_TRAILER, &u),
+                     ADF_CACHE_TRAILER_BAD);
+    /* shorter than a trailer */
+    ck_assert_int_eq(adf_cache_trailer_read(fd, 10, &u),
+                     ADF_CACHE_TRAILER_BAD);
+    ck_assert_int_eq(adf_cache_trailer_read(fd, 0, &u),
+                     ADF_CACHE_TRAILER_BAD);
+    close(fd);
 }
 END_TEST
 
@@ -156,19 +242,19 @@ START_TEST(trailer_names_its_source)
     /* the request has microseconds */
     f.mtime.nsec = 123456000;
     f.ctime.nsec = 5000;
-    ck_assert(adf_cache_trailer_matches(&t, &f, ADF_BR));
-    ck_assert(!adf_cache_trailer_matches(&t, &f, ADF_GZIP));
+    ck_assert(adf_cache_trailer_matches(&t, &f, T_CODING));
+    ck_assert(!adf_cache_trailer_matches(&t, &f, T_OTHER));
     f.ctime.nsec += 1000;           /* touched a microsecond later */
-    ck_assert(!adf_cache_trailer_matches(&t, &f, ADF_BR));
+    ck_assert(!adf_cache_trailer_matches(&t, &f, T_CODING));
     f = key();
     f.mtime.sec -= 86400;           /* rolled back: cp -p, touch -d */
-    ck_assert(!adf_cache_trailer_matches(&t, &f, ADF_BR));
+    ck_assert(!adf_cache_trailer_matches(&t, &f, T_CODING));
     f = key();
     f.size--;
-    ck_assert(!adf_cache_trailer_matches(&t, &f, ADF_BR));
+    ck_assert(!adf_cache_trailer_matches(&t, &f, T_CODING));
     f = key();
     f.dev++;
-    ck_assert(!adf_cache_trailer_matches(&t, &f, ADF_BR));
+    ck_assert(!adf_cache_trailer_matches(&t, &f, T_CODING));
 }
 END_TEST
 
@@ -261,14 +347,15 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("cache");
-    TCase *tc = adf_test_case(s, "cache");
 
-    tcase_add_test(tc, names_follow_the_key);
-    tcase_add_test(tc, crc_is_crc32);
-    tcase_add_test(tc, trailer_round_trip);
-    tcase_add_test(tc, trailer_rejects_damage);
-    tcase_add_test(tc, trailer_names_its_source);
-    tcase_add_test(tc, index_arithmetic);
-    tcase_add_test(tc, index_many);
+    adf_test(s, names_follow_the_key);
+    adf_test(s, crc_is_crc32);
+    adf_test(s, trailer_round_trip);
+    adf_test(s, trailer_rejects_damage);
+    adf_test(s, trailer_of_an_earlier_release);
+    adf_test(s, trailer_read_from_files);
+    adf_test(s, trailer_names_its_source);
+    adf_test(s, index_arithmetic);
+    adf_test(s, index_many);
     return adf_test_run(s);
 }

@@ -5,7 +5,7 @@
  * reference tools (gzip -t, brotli -t, zstd -t), and compare. */
 #include "config.h"
 #include "adf_test.h"
-#include "../../adf_decode.h"
+#include "adf_decode.h"
 #include <apr_general.h>
 #include <pthread.h>
 #include <signal.h>
@@ -14,8 +14,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "../../adf_codec.h"
-#include "../../adf_codec_impl.h"
+#include "adf_codec.h"
+#include "adf_codec_impl.h"
 #ifdef ADF_HAVE_ZSTD
 #include <zstd.h>
 #endif
@@ -1048,28 +1048,30 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("codec");
-    TCase *tc = adf_test_case(s, "round-trip");
 
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, round_trips);
-    tcase_add_test(tc, best_is_strongest);
-    tcase_add_test(tc, flush_points);
-    tcase_add_test(tc, reference_tools);
+    /* round trips of every coding and level: up to 300 s each (ASan, a
+     * busy machine) */
+#define slow_test(t) tcase_set_timeout(adf_test(s, t), 300)
+    slow_test(round_trips);
+    slow_test(best_is_strongest);
+    slow_test(flush_points);
+    slow_test(reference_tools);
 #ifdef ADF_HAVE_ZSTD
-    tcase_add_test(tc, zstd_window);
-    tcase_add_test(tc, zstd_streams_are_fitted);
+    slow_test(zstd_window);
+    slow_test(zstd_streams_are_fitted);
 #endif
-    tcase_add_test(tc, levels_and_errors);
-    tcase_add_test(tc, gzip_padding);
-    tcase_add_test(tc, reuse_after_abandon);
-    tcase_add_test(tc, reuse_after_flush);
-    tcase_add_test(tc, reuse_across_levels);
-    tcase_add_test(tc, reuse_across_size_hints);
-    tcase_add_test(tc, reuse_after_padding);
-    tcase_add_test(tc, staged_length_fits);
-    tcase_add_test(tc, pool_is_bounded);
-    tcase_add_test(tc, pool_trims_idle);
-    tcase_add_test(tc, pool_shared_by_threads);
-    tcase_add_test(tc, pool_survives_fork);
+    slow_test(levels_and_errors);
+    slow_test(gzip_padding);
+    /* reused coder state (adf_codec_pool.c) */
+    slow_test(reuse_after_abandon);
+    slow_test(reuse_after_flush);
+    slow_test(reuse_across_levels);
+    slow_test(reuse_across_size_hints);
+    slow_test(reuse_after_padding);
+    slow_test(staged_length_fits);
+    slow_test(pool_is_bounded);
+    slow_test(pool_trims_idle);
+    slow_test(pool_shared_by_threads);
+    slow_test(pool_survives_fork);
     return adf_test_run(s);
 }

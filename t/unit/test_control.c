@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../adf_control.h"
-#include "../../adf_policy.h"
-#include "../../adf_codec.h"
+#include "adf_control.h"
+#include "adf_policy.h"
+#include "adf_codec.h"
 
 typedef struct {
     double link;        /* bytes/s the link carries; 0: unlimited */
@@ -674,24 +674,23 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("control");
-    TCase *tc = adf_test_case(s, "traces");
 
-    tcase_add_test(tc, idle_compresses_at_the_top);
-    tcase_add_test(tc, idle_mark);
-    tcase_add_test(tc, cpu_bound_backs_off);
-    tcase_add_test(tc, link_bound_matches_the_best_level);
-    tcase_add_test(tc, both_bind_mixing_wins);
-    tcase_add_test(tc, spike_is_followed);
-    tcase_add_test(tc, over_off_cut_is_bounded_behind_a_link);
-    tcase_add_test(tc, steady_load_is_calm);
-    tcase_add_test(tc, cold_start_is_cheap);
-    tcase_add_test(tc, learns_a_slower_machine);
-    tcase_add_test(tc, learning_is_content_blind);
-    tcase_add_test(tc, few_bodies_teach_little);
-    tcase_add_test(tc, bandwidth_target);
-    tcase_add_test(tc, fast_clients_get_half_the_target);
-    tcase_add_test(tc, limit_hysteresis);
-    tcase_add_test(tc, fixed_never_steers);
-    tcase_add_test(tc, slow_share_counts_the_measured);
+    adf_test(s, idle_compresses_at_the_top);
+    adf_test(s, idle_mark);
+    adf_test(s, cpu_bound_backs_off);
+    adf_test(s, link_bound_matches_the_best_level);
+    adf_test(s, both_bind_mixing_wins);
+    adf_test(s, spike_is_followed);
+    adf_test(s, over_off_cut_is_bounded_behind_a_link);
+    adf_test(s, steady_load_is_calm);
+    adf_test(s, cold_start_is_cheap);
+    adf_test(s, learns_a_slower_machine);
+    adf_test(s, learning_is_content_blind);
+    adf_test(s, few_bodies_teach_little);
+    adf_test(s, bandwidth_target);
+    adf_test(s, fast_clients_get_half_the_target);
+    adf_test(s, limit_hysteresis);
+    adf_test(s, fixed_never_steers);
+    adf_test(s, slow_share_counts_the_measured);
     return adf_test_run(s);
 }

@@ -1,6 +1,6 @@
 /* Source identity and the mark that proves a sibling holds it. */
 #include "adf_test.h"
-#include "../../adf_ident.h"
+#include "adf_ident.h"
 
 #include <string.h>
 #include <sys/stat.h>
@@ -192,13 +192,12 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("ident");
-    TCase *tc = adf_test_case(s, "core");
 
-    tcase_add_test(tc, usec_conversion);
-    tcase_add_test(tc, identity_equality);
-    tcase_add_test(tc, marks);
-    tcase_add_test(tc, settled);
-    tcase_add_test(tc, digests);
-    tcase_add_test(tc, identity_sources);
+    adf_test(s, usec_conversion);
+    adf_test(s, identity_equality);
+    adf_test(s, marks);
+    adf_test(s, settled);
+    adf_test(s, digests);
+    adf_test(s, identity_sources);
     return adf_test_run(s);
 }

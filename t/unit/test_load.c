@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "../../adf_sampler.h"
+#include "adf_sampler.h"
 
 static const char proc_stat[] =
     "cpu  200 0 100 700 0 0 0 0 0 0\n"
@@ -417,22 +417,20 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("load");
-    TCase *tc = adf_test_case(s, "parsers");
-    TCase *ts = adf_test_case(s, "sampler");
 
-    tcase_set_timeout(ts, 60);
-
-    tcase_add_test(tc, cpuset);
-    tcase_add_test(tc, proc_stat_lines);
-    tcase_add_test(tc, cgroups);
-    tcase_add_test(tc, psi_and_file);
-    tcase_add_test(tc, cgroup_self);
-    tcase_add_test(tc, sources);
-    tcase_add_test(ts, sampler_cpus);
-    tcase_add_test(ts, sampler_cgroup_v2_quota);
-    tcase_add_test(ts, sampler_cgroup_v1);
-    tcase_add_test(ts, sampler_psi_brake);
-    tcase_add_test(ts, sampler_file_and_missing);
-    tcase_add_test(ts, sampler_allocates_nothing);
+    /* the parsers, then the sampler (at most 60 s each) */
+#define sampler_test(t) tcase_set_timeout(adf_test(s, t), 60)
+    adf_test(s, cpuset);
+    adf_test(s, proc_stat_lines);
+    adf_test(s, cgroups);
+    adf_test(s, psi_and_file);
+    adf_test(s, cgroup_self);
+    adf_test(s, sources);
+    sampler_test(sampler_cpus);
+    sampler_test(sampler_cgroup_v2_quota);
+    sampler_test(sampler_cgroup_v1);
+    sampler_test(sampler_psi_brake);
+    sampler_test(sampler_file_and_missing);
+    sampler_test(sampler_allocates_nothing);
     return adf_test_run(s);
 }

@@ -3,7 +3,7 @@
 #include "config.h"
 #include "adf_test.h"
 #include <string.h>
-#include "../../adf_negotiate.h"
+#include "adf_negotiate.h"
 
 #ifdef ADF_HAVE_BROTLI
 #define BR_PREF ADF_BR,
@@ -245,15 +245,14 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("negotiate");
-    TCase *tc = adf_test_case(s, "accept-encoding");
 
-    tcase_add_test(tc, basics);
-    tcase_add_test(tc, qvalues);
-    tcase_add_test(tc, identity_and_star);
-    tcase_add_test(tc, effective_q);
-    tcase_add_test(tc, accepts_none);
-    tcase_add_test(tc, remembered);
-    tcase_add_test(tc, malformed);
-    tcase_add_test(tc, names);
+    adf_test(s, basics);
+    adf_test(s, qvalues);
+    adf_test(s, identity_and_star);
+    adf_test(s, effective_q);
+    adf_test(s, accepts_none);
+    adf_test(s, remembered);
+    adf_test(s, malformed);
+    adf_test(s, names);
     return adf_test_run(s);
 }

@@ -2,7 +2,7 @@
 #include "adf_test.h"
 #include <apr_general.h>
 #include <string.h>
-#include "../../adf_parse.h"
+#include "adf_parse.h"
 
 START_TEST(long_strict)
 {
@@ -121,12 +121,11 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("parse");
-    TCase *tc = adf_test_case(s, "values");
 
-    tcase_add_test(tc, long_strict);
-    tcase_add_test(tc, sizes);
-    tcase_add_test(tc, percent_and_interval);
-    tcase_add_test(tc, size_levels);
-    tcase_add_test(tc, rates);
+    adf_test(s, long_strict);
+    adf_test(s, sizes);
+    adf_test(s, percent_and_interval);
+    adf_test(s, size_levels);
+    adf_test(s, rates);
     return adf_test_run(s);
 }

@@ -7,8 +7,8 @@
 #include <apr_tables.h>
 #include <math.h>
 #include <string.h>
-#include "../../adf_policy.h"
-#include "../../adf_parse.h"
+#include "adf_policy.h"
+#include "adf_parse.h"
 
 static adf_policy_conf_t conf;
 static adf_accept_t acc;
@@ -138,6 +138,13 @@ START_TEST(skips_in_order)
     ck_assert_int_ne(decide().coding, ADF_IDENTITY);
     in.budget = 0;
     ck_assert_str_eq(adf_reason_name(decide().reason), "load");
+    /* an empty body is "short" whatever MinLength says; one byte is not */
+    policy_setup();
+    conf.min_length = 0;
+    in.length = 0;
+    ck_assert_str_eq(adf_reason_name(decide().reason), "min-length");
+    in.length = 1;
+    ck_assert_int_ne(decide().coding, ADF_IDENTITY);
 }
 END_TEST
 
@@ -444,18 +451,19 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("policy");
-    TCase *tc = adf_test_case(s, "decide");
 
-    tcase_add_checked_fixture(tc, policy_setup, NULL);
-    tcase_add_test(tc, compresses_at_max_when_idle);
-    tcase_add_test(tc, skips_in_order);
-    tcase_add_test(tc, frontier_is_efficient);
-    tcase_add_test(tc, mixing_spends_the_budget);
-    tcase_add_test(tc, frontier_memo);
-    tcase_add_test(tc, size_caps);
-    tcase_add_test(tc, coding_by_value);
-    tcase_add_test(tc, caps_sorted);
-    tcase_add_test(tc, types);
-    tcase_add_test(tc, types_match_like_fnmatch);
+    /* each with the policy's fixture too */
+#define policy_test(t) \
+    tcase_add_checked_fixture(adf_test(s, t), policy_setup, NULL)
+    policy_test(compresses_at_max_when_idle);
+    policy_test(skips_in_order);
+    policy_test(frontier_is_efficient);
+    policy_test(mixing_spends_the_budget);
+    policy_test(frontier_memo);
+    policy_test(size_caps);
+    policy_test(coding_by_value);
+    policy_test(caps_sorted);
+    policy_test(types);
+    policy_test(types_match_like_fnmatch);
     return adf_test_run(s);
 }

@@ -1,0 +1,95 @@
+/* Versions in a path become "*": the rules are in adf_dictmatch.h. */
+#include "adf_dictmatch.h"
+
+#include <apr_lib.h>
+#include <apr_strings.h>
+#include <string.h>
+
+#define SEPARATORS ".-_@~"
+
+static int is_version(const char *t, apr_size_t n)
+{
+    apr_size_t i, digits = 0, lower = 0, upper = 0, hex = 0;
+
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)t[i];
+
+        if (apr_isdigit(c)) {
+            digits++;
+        }
+        else if (apr_islower(c)) {
+            lower++;
+        }
+        else if (apr_isupper(c)) {
+            upper++;
+        }
+        else {
+            return 0;
+        }
+        hex += apr_isxdigit(c) && !apr_isupper(c);
+    }
+    if (digits == n) {
+        return n > 0;
+    }
+    if (n >= 2 && t[0] == 'v' && digits == n - 1) {
+        return 1;
+    }
+    if (hex == n && n >= 8 && (digits || n >= 12)) {
+        return 1;
+    }
+    /* two kinds of characters at least, but not "Capitalised" */
+    return n >= 8 && (!!digits + !!lower + !!upper) >= 2
+           && !(digits == 0 && upper == 1 && apr_isupper((unsigned char)t[0]));
+}
+
+/* Append the literal s (n bytes) to out, escaping URL Pattern syntax. */
+static char *literal(char *out, const char *s, apr_size_t n)
+{
+    while (n--) {
+        if (strchr("\\:*(){}?+", *s)) {
+            *out++ = '\\';
+        }
+        *out++ = *s++;
+    }
+    return out;
+}
+
+const char *adf_dict_match(apr_pool_t *p, const char *path)
+{
+    char *out = apr_palloc(p, 2 * strlen(path) + 1), *o = out;
+    const char *s = path;
+    int star = 0;       /* the last thing written is a "*" */
+
+    while (*s) {
+        apr_size_t n = strcspn(s, SEPARATORS "/");
+
+        if (n && is_version(s, n)) {
+            if (!star) {
+                *o++ = '*';
+                star = 1;
+            }
+        }
+        else if (n) {
+            o = literal(o, s, n);
+            star = 0;
+        }
+        s += n;
+        if (!*s) {
+            break;
+        }
+        /* a separator: held back while it may only join two versions */
+        if (star && *s != '/') {
+            apr_size_t m = strcspn(s + 1, SEPARATORS "/");
+
+            if (m && is_version(s + 1, m)) {
+                s += 1;
+                continue;
+            }
+        }
+        o = literal(o, s, 1);
+        star = 0;
+        s++;
+    }
+    *o = '\0';
+    return out;
+}

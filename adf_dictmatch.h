@@ -1,0 +1,34 @@
+/* The URL Pattern a static file advertises itself under as a dictionary
+ * (RFC 9842 Use-As-Dictionary's "match"): the patterns of its future
+ * versions.  Pure: no httpd, only APR.
+ *
+ * The file's path, with every version in it replaced by "*": a file
+ * replaced in place keeps its own path ("/static/lodash.min.js"), a
+ * versioned name gets its version as a wildcard
+ * ("/static/app.3f2a9c1b.js" -> "/static/app.*.js").  Each path segment
+ * is read as tokens between the separators . - _ @ ~; a token is a
+ * version when it is
+ *   - all digits (3, 18, 2024, 1699999999: versions, builds, dates);
+ *   - a "v" and digits (v2);
+ *   - a hexadecimal hash: 8 or more hex digits with a digit among them,
+ *     or 12 or more without (3f2a9c1b, deadbeefcafe);
+ *   - an alphanumeric hash: 8 or more letters and digits mixing at least
+ *     two of lower case, upper case and digits, other than a capitalised
+ *     word (DiwrgTda, BZ7kq3xA, Q5ZHU7XG: Vite, Rollup, esbuild);
+ * and versions joined by separators are one "*" (react-dom-18.3.1.min.js
+ * -> react-dom-*.min.js), directories included (in /app/1.2.3/main.js,
+ * 1.2.3 becomes "*").  A name
+ * too eager to match costs only efficiency: the server uses a dictionary
+ * only when the client holds exactly its bytes.  The characters URL
+ * Pattern gives a meaning to are escaped in the literal parts.
+ */
+#ifndef ADF_DICTMATCH_H
+#define ADF_DICTMATCH_H
+
+#include <apr_pools.h>
+
+/* The match pattern for a file at path (the request's path as sent,
+ * percent-encoded, without its query). */
+const char *adf_dict_match(apr_pool_t *p, const char *path);
+
+#endif /* ADF_DICTMATCH_H */
