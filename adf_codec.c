@@ -120,12 +120,81 @@ apr_status_t adf_stream_open(adf_stream_t **sp, apr_pool_t *p,
     s->bufsize = !bufsize ? ADF_DEFAULT_BUFSIZE
                : bufsize < ADF_MIN_BUFSIZE ? ADF_MIN_BUFSIZE : bufsize;
     s->buf = apr_palloc(p, s->bufsize);
+    /* Not knowing the length, hold back some input: the body may end
+     * within it, and the backend can then fit its state to it. */
+    s->staging = s->backend->fit && size_hint < 0
+                 && !(flags & ADF_STREAM_WHOLE);
     if ((rv = s->backend->open(s, size_hint)) != APR_SUCCESS) {
         return rv;
     }
     apr_pool_cleanup_register(p, s, stream_cleanup, apr_pool_cleanup_null);
     *sp = s;
     return APR_SUCCESS;
+}
+
+/* Append to the held-back input: the buffer grows by doubling, in the
+ * stream's pool, up to ADF_STAGE_MAX (the caller checked it fits). */
+static void stage_append(adf_stream_t *s, const char *data, apr_size_t len)
+{
+    if (s->staged + len > s->stage_cap) {
+        apr_size_t cap = s->stage_cap ? s->stage_cap : 4096;
+        char *b;
+
+        while (cap < s->staged + len) {
+            cap *= 2;
+        }
+        if (cap > ADF_STAGE_MAX) {
+            cap = ADF_STAGE_MAX;
+        }
+        b = apr_palloc(s->pool, cap);
+        if (s->staged) {
+            memcpy(b, s->stage, s->staged);
+        }
+        s->stage = b;
+        s->stage_cap = cap;
+    }
+    memcpy(s->stage + s->staged, data, len);
+    s->staged += len;
+}
+
+/* A write while input is held back: more is held back, or the end came
+ * (the whole length is known: the backend is fitted to it first), or a
+ * flush or more than ADF_STAGE_MAX: the held-back input goes first, for a
+ * length that stays unknown. */
+static apr_status_t stage_write(adf_stream_t *s, const char *data,
+                                apr_size_t len, adf_op_e op)
+{
+    int fits = len <= ADF_STAGE_MAX - s->staged;
+    apr_status_t rv;
+
+    if (op == ADF_OP_WRITE && fits) {
+        if (len) {
+            stage_append(s, data, len);
+        }
+        return APR_SUCCESS;
+    }
+    s->staging = 0;
+    if (op == ADF_OP_FINISH) {
+        if ((rv = s->backend->fit(s, s->staged + len)) != APR_SUCCESS) {
+            return rv;
+        }
+        if (!s->staged) {
+            return s->backend->write(s, data, len, op);
+        }
+        if (fits) {
+            /* one write: libraries size their buffers to a first write
+             * that ends the input */
+            if (len) {
+                stage_append(s, data, len);
+            }
+            return s->backend->write(s, s->stage, s->staged, op);
+        }
+    }
+    if (s->staged && (rv = s->backend->write(s, s->stage, s->staged,
+                                             ADF_OP_WRITE)) != APR_SUCCESS) {
+        return rv;
+    }
+    return s->backend->write(s, data, len, op);
 }
 
 apr_status_t adf_stream_write(adf_stream_t *s, const char *data,
@@ -140,6 +209,9 @@ apr_status_t adf_stream_write(adf_stream_t *s, const char *data,
     }
     if ((s->flags & ADF_STREAM_WHOLE) && op != ADF_OP_FINISH) {
         return APR_EINVAL;      /* promised the whole body at once */
+    }
+    if (s->staging) {
+        return stage_write(s, data, len, op);
     }
     return s->backend->write(s, data, len, op);
 }

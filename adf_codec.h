@@ -7,6 +7,7 @@
 #define ADF_CODEC_H
 
 #include <apr_pools.h>
+#include <apr_time.h>
 #include "adf_coding.h"
 
 typedef enum {
@@ -70,5 +71,34 @@ adf_coding_e adf_stream_coding(const adf_stream_t *s);
 int adf_stream_level(const adf_stream_t *s);
 /* The library that encodes it ("zlib", "isal", "libdeflate", ...). */
 const char *adf_stream_backend(const adf_stream_t *s);
+
+/* Coder state outlives its stream: each backend keeps a few idle states
+ * for the next streams, and large blocks are mapped outside malloc's
+ * arenas (adf_codec_pool.c).  Thread-safe, and safe across fork. */
+typedef struct {
+    apr_uint64_t made;              /* states made: no idle one fitted */
+    apr_uint64_t reused;            /* states taken from an idle list */
+    apr_uint64_t dropped;           /* idle states freed: over the caps,
+                                     * idle too long, drained */
+    apr_uint64_t blocks_mapped;     /* large blocks mapped */
+    apr_uint64_t blocks_reused;     /* ... taken from the idle blocks */
+    apr_uint64_t blocks_unmapped;
+    int idle_states;                /* now */
+    apr_size_t idle_state_bytes;
+    int idle_blocks;
+    apr_size_t idle_block_bytes;
+    apr_size_t mapped_bytes;        /* large blocks, in use or idle */
+} adf_codec_pool_stats_t;
+
+void adf_codec_pool_stats(adf_codec_pool_stats_t *st);
+
+/* Free the idle states and blocks unused for longer than idle (a
+ * periodic call gives an idle process's coder memory back); 0: all of
+ * them (a process's exit, tests). */
+void adf_codec_pool_trim(apr_interval_time_t idle);
+/* What the module's watchdog tick (every child, every load interval)
+ * trims: coder memory idle for 10 s. */
+#define ADF_CODEC_IDLE_TRIM apr_time_from_sec(10)
+#define adf_codec_pool_drain() adf_codec_pool_trim(0)
 
 #endif /* ADF_CODEC_H */

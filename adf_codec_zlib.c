@@ -6,10 +6,34 @@
 
 #include <zlib.h>
 
+#include <stdlib.h>
+
 typedef struct {
+    adf_idle_t idle;    /* first: the idle list's link */
     z_stream z;
     int flush;          /* of the write in progress */
+    int wbits, memlevel;
 } zlib_t;
+
+/* Streams are reused (deflateReset, deflateParams for another level)
+ * where their window and hash sizes match, rather than 270 KB of malloc
+ * in five blocks per response (the reset still clears the hash). */
+static void zlib_destroy(adf_idle_t *e)
+{
+    zlib_t *st = (zlib_t *)e;
+
+    deflateEnd(&st->z);
+    free(st);
+}
+
+static adf_idle_list_t zlib_idle = { zlib_destroy };
+
+/* deflateInit2's memory for these sizes (zlib.h, "deflate memory"). */
+static apr_size_t zlib_bytes(int wbits, int memlevel)
+{
+    return ((apr_size_t)1 << (wbits + 2)) + ((apr_size_t)1 << (memlevel + 9))
+           + sizeof(zlib_t) + 6000;
+}
 
 /* Shrink the window and hash for small known inputs, as nginx does: a
  * 32 KiB window and 128 KiB of hash for a 2 KiB page is wasted set-up. */
@@ -30,13 +54,30 @@ static void size_params(apr_off_t hint, int *wbits, int *memlevel)
 
 static apr_status_t zlib_open(adf_stream_t *s, apr_off_t hint)
 {
-    zlib_t *st = apr_pcalloc(s->pool, sizeof(*st));
+    zlib_t *st;
     int wbits, memlevel, rc;
 
     size_params(hint, &wbits, &memlevel);
+    if ((st = (zlib_t *)adf_idle_take(&zlib_idle,
+                                      (apr_uint32_t)(wbits << 8 | memlevel),
+                                      0))) {
+        /* reset when it went idle: only the level may differ */
+        if (deflateParams(&st->z, s->blevel, Z_DEFAULT_STRATEGY) != Z_OK) {
+            zlib_destroy(&st->idle);
+            return APR_EGENERAL;
+        }
+        s->state = st;
+        return APR_SUCCESS;
+    }
+    if (!(st = calloc(1, sizeof(*st)))) {
+        return APR_ENOMEM;
+    }
+    st->wbits = wbits;
+    st->memlevel = memlevel;
     rc = deflateInit2(&st->z, s->blevel, Z_DEFLATED, wbits + 16, memlevel,
                       Z_DEFAULT_STRATEGY);
     if (rc != Z_OK) {
+        free(st);
         return rc == Z_MEM_ERROR ? APR_ENOMEM : APR_EGENERAL;
     }
     s->state = st;
@@ -77,9 +118,21 @@ static apr_status_t zlib_write(adf_stream_t *s, const char *data,
     return adf_stream_pump(s, zlib_step);
 }
 
+/* The stream is over, finished or not: reset, and idle until the next
+ * one.  The reset keeps a padded gzip header, which lives in the stream's
+ * pool: it is dropped here. */
 static void zlib_free(adf_stream_t *s)
 {
-    deflateEnd(&((zlib_t *)s->state)->z);
+    zlib_t *st = s->state;
+
+    if (deflateReset(&st->z) != Z_OK
+        || deflateSetHeader(&st->z, Z_NULL) != Z_OK) {
+        zlib_destroy(&st->idle);
+        return;
+    }
+    adf_idle_put(&zlib_idle, &st->idle,
+                 (apr_uint32_t)(st->wbits << 8 | st->memlevel),
+                 zlib_bytes(st->wbits, st->memlevel));
 }
 
 /* Length hiding: an FEXTRA field of n bytes (one subfield "LH" of n - 4

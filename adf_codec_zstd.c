@@ -6,32 +6,85 @@
 #include "adf_codec_impl.h"
 
 #ifdef ADF_HAVE_ZSTD
+/* ZSTD_createCCtx_advanced and ZSTD_customMem: in libzstd since 1.0 and
+ * exported by its shared library, declared with the experimental API. */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
+#include <stdlib.h>
+
 typedef struct {
+    adf_idle_t idle;            /* first: the idle list's link */
     ZSTD_CCtx *cctx;
+    apr_uint32_t key;           /* what it is set up for (zstd_key) */
     ZSTD_EndDirective mode;     /* of the write in progress */
     ZSTD_inBuffer in;
 } zstd_t;
 
+/* Contexts are reused (ZSTD_CCtx_reset): their workspace is kept, and
+ * libzstd 1.5 carries its indexes on past the old entries rather than
+ * clearing the tables while the workspace fits.  Their memory comes from
+ * adf_mem, outside malloc's arenas. */
+static const ZSTD_customMem zstd_mem = { adf_mem_alloc, adf_mem_free, NULL };
+
+static void zstd_destroy(adf_idle_t *e)
+{
+    zstd_t *st = (zstd_t *)e;
+
+    ZSTD_freeCCtx(st->cctx);
+    free(st);
+}
+
+static adf_idle_list_t zstd_idle = { zstd_destroy };
+
+/* A context's key: its level and window log, so that a stream takes one
+ * set up alike where there is one (its workspace then fits as it is). */
+static apr_uint32_t zstd_key(int level, int wlog)
+{
+    return (apr_uint32_t)level << 8 | (apr_uint32_t)wlog;
+}
+
+/* The window log that holds n bytes (10 to 27). */
+static int wlog_for(apr_uint64_t n)
+{
+    int w = 10;
+
+    while (w < 27 && ((apr_uint64_t)1 << w) < n) {
+        w++;
+    }
+    return w;
+}
+
 /* A stream's window and match tables.  Without a pledged size libzstd
  * sizes them for unbounded input: at level 12 a 55 MB context whose pages
  * are faulted in for every response (35 ms of CPU for a 4 KB body,
- * measured).  The window is fitted to the length when it is known, 1 MB
- * when it is not; the hash and chain tables, which the stronger
- * strategies size far above the window, to the window.  The levels below
- * 5 use small tables of their own and keep them. */
-static int zstd_fit(ZSTD_CCtx *cctx, int level, apr_off_t hint)
-{
-    int wlog = 20, err = 0;
+ * measured).  The window is fitted to the length when it is known, and
+ * capped at 512 KB (ADF_ZSTD_WLOG) when it is not; the hash and chain
+ * tables, which the stronger strategies size far above the window, to the
+ * window.  The levels below 5 use small tables of their own and keep
+ * them.  The cap, measured on 14 pages and texts of 60-700 KB streamed at
+ * levels 8 and 12: a 512 KB window (2.8 MB of context) costs 0.3 % more
+ * bytes than 1 MB (4.9 MB), 256 KB (1.8 MB) 1.5-1.8 %, 128 KB 3.7-4.3 %;
+ * bodies within the window lose nothing. */
+#define ADF_ZSTD_WLOG 19
 
-    if (hint > 0) {
-        for (wlog = 10; wlog < 23 && ((apr_off_t)1 << wlog) < hint; wlog++) {
-        }
+static int stream_wlog(int level, apr_off_t hint)
+{
+    int wlog = hint > 0 ? wlog_for((apr_uint64_t)hint) : ADF_ZSTD_WLOG;
+
+    if (wlog > 23) {
+        wlog = 23;      /* 8 MB: what HTTP decoders must accept */
     }
     if (level <= 2 && wlog > 19) {
         wlog = 19;      /* the fast levels' own window */
     }
+    return wlog;
+}
+
+static int zstd_fit_params(ZSTD_CCtx *cctx, int level, int wlog)
+{
+    int err = 0;
+
     err |= ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, wlog));
     if (level >= 5) {
         err |= ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_chainLog,
@@ -44,12 +97,30 @@ static int zstd_fit(ZSTD_CCtx *cctx, int level, apr_off_t hint)
 
 static apr_status_t zstd_open(adf_stream_t *s, apr_off_t hint)
 {
-    zstd_t *st = apr_pcalloc(s->pool, sizeof(*st));
     int whole = (s->flags & ADF_STREAM_WHOLE) && hint >= 0;
+    int wlog = whole ? wlog_for((apr_uint64_t)hint)
+                     : stream_wlog(s->blevel, hint);
+    zstd_t *st;
 
-    if (!(st->cctx = ZSTD_createCCtx())) {
-        return APR_ENOMEM;
+    if ((st = (zstd_t *)adf_idle_take(&zstd_idle, zstd_key(s->blevel, wlog),
+                                      1))) {
+        /* a new frame with new parameters; the workspace stays */
+        if (ZSTD_isError(ZSTD_CCtx_reset(st->cctx,
+                                         ZSTD_reset_session_and_parameters))) {
+            zstd_destroy(&st->idle);
+            st = NULL;
+        }
     }
+    if (!st) {
+        if (!(st = calloc(1, sizeof(*st)))) {
+            return APR_ENOMEM;
+        }
+        if (!(st->cctx = ZSTD_createCCtx_advanced(zstd_mem))) {
+            free(st);
+            return APR_ENOMEM;
+        }
+    }
+    st->key = zstd_key(s->blevel, wlog);
     /* A size known for sure (the whole input is here) lets libzstd fit
      * its window and tables to it; a mere hint might be wrong, and libzstd
      * refuses more input than was pledged: then the stream is fitted. */
@@ -57,11 +128,29 @@ static apr_status_t zstd_open(adf_stream_t *s, apr_off_t hint)
                                             s->blevel))
         || (whole && ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(
                          st->cctx, (unsigned long long)hint)))
-        || (!whole && zstd_fit(st->cctx, s->blevel, hint))) {
-        ZSTD_freeCCtx(st->cctx);
+        || (!whole && zstd_fit_params(st->cctx, s->blevel, wlog))) {
+        zstd_destroy(&st->idle);
         return APR_EGENERAL;
     }
     s->state = st;
+    return APR_SUCCESS;
+}
+
+/* The whole length turned out before the first write: libzstd's own
+ * parameters for that length, as for a whole body. */
+static apr_status_t zstd_fit(adf_stream_t *s, apr_size_t n)
+{
+    zstd_t *st = s->state;
+
+    if (ZSTD_isError(ZSTD_CCtx_reset(st->cctx, ZSTD_reset_parameters))
+        || ZSTD_isError(ZSTD_CCtx_setParameter(st->cctx,
+                                               ZSTD_c_compressionLevel,
+                                               s->blevel))
+        || ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(st->cctx,
+                                                    (unsigned long long)n))) {
+        return APR_EGENERAL;
+    }
+    st->key = zstd_key(s->blevel, wlog_for(n));
     return APR_SUCCESS;
 }
 
@@ -96,9 +185,17 @@ static apr_status_t zstd_write(adf_stream_t *s, const char *data,
     return adf_stream_pump(s, zstd_step);
 }
 
+/* The stream is over, finished or not: its context goes back idle,
+ * without the frame in progress. */
 static void zstd_free(adf_stream_t *s)
 {
-    ZSTD_freeCCtx(((zstd_t *)s->state)->cctx);
+    zstd_t *st = s->state;
+
+    if (ZSTD_isError(ZSTD_CCtx_reset(st->cctx, ZSTD_reset_session_only))) {
+        zstd_destroy(&st->idle);
+        return;
+    }
+    adf_idle_put(&zstd_idle, &st->idle, st->key, ZSTD_sizeof_CCtx(st->cctx));
 }
 
 static const adf_prior_t zstd_prior[] = {
@@ -125,7 +222,7 @@ static const adf_prior_t zstd_prior[] = {
 
 static const adf_backend_t zstd_backend = {
     "zstd", zstd_prior, 1, 19,
-    zstd_open, zstd_write, zstd_free, NULL
+    zstd_open, zstd_write, zstd_free, NULL, zstd_fit
 };
 
 static const adf_backend_t *zstd_pick(int level, apr_off_t hint, int flags,

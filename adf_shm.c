@@ -19,6 +19,7 @@
  * /proc except when it samples.
  */
 #include "adf_shm.h"
+#include "adf_codec.h"
 #include "adf_sampler.h"
 #include "adf_unixd.h"
 
@@ -597,6 +598,11 @@ static apr_status_t tick(int state, void *data, apr_pool_t *pool)
 {
     if (state == AP_WATCHDOG_STATE_RUNNING && shared && monitor) {
         maybe_sample(apr_time_now());
+    }
+    if (state == AP_WATCHDOG_STATE_RUNNING) {
+        /* this child's coder memory, where it has compressed nothing for
+         * a while (adf_codec_pool.c) */
+        adf_codec_pool_trim(ADF_CODEC_IDLE_TRIM);
     }
     return APR_SUCCESS;
 }

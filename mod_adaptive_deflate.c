@@ -3,6 +3,7 @@
  * directive table (adf_config.c) and the hooks. */
 #include "adf_private.h"
 #include "adf_cache.h"
+#include "adf_codec.h"
 #include "adf_config.h"
 #include "adf_filter.h"
 #include "adf_headers.h"
@@ -27,8 +28,32 @@ static int adf_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     return rv == OK ? adf_cache_post_config(pconf, plog, ptemp, s) : rv;
 }
 
+/* The coders' idle states and blocks go with the child (after its
+ * subpools, whose streams give theirs back first); at debug level, what
+ * reuse did in its life. */
+static apr_status_t drain_codecs(void *data)
+{
+    adf_codec_pool_stats_t st;
+
+    adf_codec_pool_stats(&st);
+    ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, (server_rec *)data,
+                 "coder states at exit: %" APR_UINT64_T_FMT " made, %"
+                 APR_UINT64_T_FMT " reused, %" APR_UINT64_T_FMT " dropped; "
+                 "large blocks: %" APR_UINT64_T_FMT " mapped, %"
+                 APR_UINT64_T_FMT " reused, %" APR_UINT64_T_FMT " unmapped; "
+                 "idle: %d states of %" APR_SIZE_T_FMT " bytes, %d blocks of %"
+                 APR_SIZE_T_FMT " bytes", st.made, st.reused, st.dropped,
+                 st.blocks_mapped, st.blocks_reused, st.blocks_unmapped,
+                 st.idle_states, st.idle_state_bytes, st.idle_blocks,
+                 st.idle_block_bytes);
+    adf_codec_pool_drain();
+    return APR_SUCCESS;
+}
+
 static void adf_child_init(apr_pool_t *pchild, server_rec *s)
 {
+    apr_pool_cleanup_register(pchild, s, drain_codecs,
+                              apr_pool_cleanup_null);
     adf_static_child_init(pchild, s);
     adf_cache_child_init(pchild, s);
 }
