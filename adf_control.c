@@ -38,16 +38,42 @@ void adf_model_rung(const adf_model_t *m, adf_coding_e c, int level,
                    ? m->rung[c][level][whole].ratio_dev : 1);
 }
 
-void adf_control_init(adf_control_t *c, const adf_model_t *m)
+double adf_control_floor(const adf_model_t *m, const adf_control_conf_t *conf)
 {
-    double cost, ratio;
+    double floor = 0, cost, ratio;
+    int c, k, l;
 
+    for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
+        const adf_coding_t *d = adf_coding((adf_coding_e)c);
+
+        for (k = 0; d && conf->top_level[c] && k < ADF_NCLASSES; k++) {
+            double cheapest = 0;
+
+            for (l = d->default_min; l <= conf->top_level[c]; l++) {
+                adf_model_rung(m, (adf_coding_e)c, l, k, &cost, &ratio);
+                if (cost > 0 && (cheapest <= 0 || cost < cheapest)) {
+                    cheapest = cost;
+                }
+            }
+            floor = cheapest > floor ? cheapest : floor;
+        }
+    }
+    return floor > ADF_BUDGET_MIN ? floor : ADF_BUDGET_MIN;
+}
+
+void adf_control_init(adf_control_t *c, const adf_model_t *m,
+                      const adf_control_conf_t *conf)
+{
     memset(c, 0, sizeof(*c));
-    c->top = 1;
-    /* Half of gzip level 1: compression starts, cheaply, on half of
-     * the responses until the first interval tells more. */
-    adf_model_rung(m, ADF_GZIP, 1, 0, &cost, &ratio);
-    c->budget = cost / 2;
+    c->top = adf_control_top(m, conf);
+    /* Every coding's cheapest rung: an idle server compresses from its
+     * first response on (until stop 31 it began at half of gzip level 1,
+     * and the first responses after a start went out as identity at
+     * random, "load"), and a cold start under load begins cheap. */
+    c->budget = adf_control_floor(m, conf);
+    if (c->budget > c->top) {
+        c->budget = c->top;
+    }
 }
 
 static double ewma(double old, double sample, double w)

@@ -95,9 +95,16 @@ typedef struct {
 } adf_control_t;
 
 /* The model's priors, and a cheap starting budget: a fresh server under
- * load must not begin at maximum effort. */
+ * load must not begin at maximum effort, nor an idle one send its first
+ * responses as identity: the budget starts where every coding in use
+ * reaches its cheapest rung (adf_control_floor). */
 void adf_model_init(adf_model_t *m);
-void adf_control_init(adf_control_t *c, const adf_model_t *m);
+void adf_control_init(adf_control_t *c, const adf_model_t *m,
+                      const adf_control_conf_t *conf);
+
+/* What the dearest of the codings' cheapest rungs costs (ns/B): at this
+ * budget every coding in use compresses every response. */
+double adf_control_floor(const adf_model_t *m, const adf_control_conf_t *conf);
 
 /* The estimate for a rung: the prior, scaled to this machine and by the
  * rung's learned deviation (m NULL: the prior). */

@@ -116,9 +116,9 @@ static int segment(void)
 static void fresh(void)
 {
     adf_model_init(&model);
-    adf_control_init(&ctl, &model);
     conf = base_conf;
     conf.top_level[CODING] = 9;
+    adf_control_init(&ctl, &model, &conf);
     seed = 1;
 }
 
