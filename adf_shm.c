@@ -196,6 +196,8 @@ static void observe(adf_obs_t *o, double load, apr_time_t now)
     shared->seen_slow = slow;
     shared->seen_egress = out;
     own_cpu(o->capacity, now);
+    o->own = shared->seen_own_at && shared->own_pct
+             ? double_of(apr_atomic_read64(&shared->own_pct)) : -1;
     for (c = 0; c < ADF_NCODINGS; c++) {
         for (l = 0; l < ADF_NLEVELS; l++) {
             for (k = 0; k < ADF_NCLASSES; k++) {
