@@ -189,8 +189,8 @@ double adf_control_top(const adf_model_t *m, const adf_control_conf_t *conf)
 /* The plant as the interval showed it, to ask what another budget would
  * make of the load (predict). */
 typedef struct {
-    const adf_model_t *m;
-    int coding, whole, lo, hi;  /* the frontier the bytes go through */
+    adf_point_t pts[ADF_NLEVELS + 1];   /* the frontier the bytes go */
+    int n;                              /* through, built once */
     double content;             /* their ratio / the model's */
     double rest;                /* percent: the server's load besides
                                  * compression, which grows with requests */
@@ -206,17 +206,16 @@ typedef struct {
  * priors' web page). */
 static double ratio_at(const fit_t *f, double b)
 {
-    adf_point_t pts[ADF_NLEVELS + 1];
-    int n = adf_frontier(f->m, (adf_coding_e)f->coding, f->whole, f->lo,
-                         f->hi, pts), i;
+    const adf_point_t *pts = f->pts;
+    int i;
     double p, r0, r1;
 
-    if (n < 1) {
+    if (f->n < 1) {
         return 1;
     }
-    adf_frontier_at(pts, n, b, &i, &p);
+    adf_frontier_at(pts, f->n, b, &i, &p);
     r0 = pts[i].level == ADF_LEVEL_NONE ? 1 : pts[i].ratio * f->content;
-    r1 = i + 1 < n ? pts[i + 1].ratio * f->content : r0;
+    r1 = i + 1 < f->n ? pts[i + 1].ratio * f->content : r0;
     r0 = r0 > 1 ? 1 : r0;
     r1 = r1 > 1 ? 1 : r1;
     return (1 - p) * r0 + p * r1;
@@ -426,12 +425,11 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
         /* What the budget would make of the load: the bytes that could be
          * compressed and their clients as this interval had them. */
         d = adf_coding((adf_coding_e)c->ref_coding);
-        f.m = m;
-        f.coding = c->ref_coding;
-        f.whole = c->ref_whole;
-        f.lo = d ? d->default_min : 1;
-        f.hi = d && conf->top_level[c->ref_coding]
-               ? conf->top_level[c->ref_coding] : f.lo;
+        f.n = d ? adf_frontier(m, (adf_coding_e)c->ref_coding, c->ref_whole,
+                               d->default_min,
+                               conf->top_level[c->ref_coding]
+                               ? conf->top_level[c->ref_coding]
+                               : d->default_min, f.pts) : 0;
         f.content = c->content > 0 ? c->content : 1;
         f.top = top;
         f.v = conf->bw_target > 0 ? 0 : v;
