@@ -1268,8 +1268,10 @@ def foreign_ticks():
             comm = st[st.index("(") + 1:st.rindex(")")]
             f_ = st[st.rindex(")") + 2:].split()
             ppid, flags = int(f_[1]), int(f_[6])
-            if flags & PF_KTHREAD or ppid == me or pid == 2 or ppid == 2:
+            if flags & PF_KTHREAD or ppid == me or pid in (1, 2) or ppid == 2:
                 continue
+            if comm.startswith("memfd:"):
+                continue        # the sandbox's own command runner
             if ours and os.stat("/proc/%d/ns/net" % pid).st_ino in ours:
                 continue
             out[pid] = (int(f_[11]) + int(f_[12]), comm)
