@@ -4,9 +4,6 @@
 #include "adf_policy.h"
 
 #include <math.h>
-#ifdef ADF_CONTROL_DEBUG
-#include <stdio.h>
-#endif
 #include <string.h>
 
 #define LEARN_RATE  0.3         /* EWMA weight of an interval's measure */
@@ -451,9 +448,6 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
         f.r_now = ratio_at(&f, c->budget);
         want = solve(&f, goal + c->trim < conf->limit_off - 2
                          ? goal + c->trim : conf->limit_off - 2);
-#ifdef ADF_CONTROL_DEBUG
-        fprintf(stderr, "U %.1f used %.1f goal %.1f rest %.1f per_ns %.2f v %.2f content %.2f r_now %.3f B %.3f want %.3f\n", sample, used, goal, rest, f.per_ns, f.v, f.content, f.r_now, c->budget, want);
-#endif
     }
     want = clamp(want, ADF_BUDGET_MIN, top);
     /* In log space, part of the way toward it per sample, and by at most
