@@ -1,6 +1,7 @@
 /* The load controller and its cost model; see adf_control.h. */
 #include "adf_control.h"
 #include "adf_codec.h"
+#include "adf_policy.h"
 
 #include <math.h>
 #include <string.h>
@@ -38,16 +39,42 @@ void adf_model_rung(const adf_model_t *m, adf_coding_e c, int level,
                    ? m->rung[c][level][whole].ratio_dev : 1);
 }
 
-void adf_control_init(adf_control_t *c, const adf_model_t *m)
+double adf_control_floor(const adf_model_t *m, const adf_control_conf_t *conf)
 {
-    double cost, ratio;
+    double floor = 0, cost, ratio;
+    int c, k, l;
 
+    for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
+        const adf_coding_t *d = adf_coding((adf_coding_e)c);
+
+        for (k = 0; d && conf->top_level[c] && k < ADF_NCLASSES; k++) {
+            double cheapest = 0;
+
+            for (l = d->default_min; l <= conf->top_level[c]; l++) {
+                adf_model_rung(m, (adf_coding_e)c, l, k, &cost, &ratio);
+                if (cost > 0 && (cheapest <= 0 || cost < cheapest)) {
+                    cheapest = cost;
+                }
+            }
+            floor = cheapest > floor ? cheapest : floor;
+        }
+    }
+    return floor > ADF_BUDGET_MIN ? floor : ADF_BUDGET_MIN;
+}
+
+void adf_control_init(adf_control_t *c, const adf_model_t *m,
+                      const adf_control_conf_t *conf)
+{
     memset(c, 0, sizeof(*c));
-    c->top = 1;
-    /* Half of gzip level 1: compression starts, cheaply, on half of
-     * the responses until the first interval tells more. */
-    adf_model_rung(m, ADF_GZIP, 1, 0, &cost, &ratio);
-    c->budget = cost / 2;
+    c->top = adf_control_top(m, conf);
+    /* Every coding's cheapest rung: an idle server compresses from its
+     * first response on (until stop 31 it began at half of gzip level 1,
+     * and the first responses after a start went out as identity at
+     * random, "load"), and a cold start under load begins cheap. */
+    c->budget = adf_control_floor(m, conf);
+    if (c->budget > c->top) {
+        c->budget = c->top;
+    }
 }
 
 static double ewma(double old, double sample, double w)
@@ -156,13 +183,143 @@ double adf_control_top(const adf_model_t *m, const adf_control_conf_t *conf)
     return top > ADF_BUDGET_MIN ? top : 1;
 }
 
+/* The plant as the interval showed it, to ask what another budget would
+ * make of the load (predict). */
+typedef struct {
+    adf_point_t pts[ADF_NLEVELS + 1];   /* the frontier the bytes go */
+    int n;                              /* through, built once */
+    double content;             /* their ratio / the model's */
+    double rest;                /* percent: the server's load besides
+                                 * compression, which grows with requests */
+    double fixed;               /* percent: others' (a burner, a build) */
+    double per_ns;              /* percent of the capacity per ns/B spent */
+    double v;                   /* share of the bytes that wait on a link */
+    double top;
+    double r_now;               /* the bytes' ratio at the budget in force */
+} fit_t;
+
+/* The ratio a budget buys on the reference frontier, identity counting 1
+ * and the rungs scaled to the content seen (book pages: 2.5 x the
+ * priors' web page). */
+static double ratio_at(const fit_t *f, double b)
+{
+    const adf_point_t *pts = f->pts;
+    int i;
+    double p, r0, r1;
+
+    if (f->n < 1) {
+        return 1;
+    }
+    adf_frontier_at(pts, f->n, b, &i, &p);
+    r0 = pts[i].level == ADF_LEVEL_NONE ? 1 : pts[i].ratio * f->content;
+    r1 = i + 1 < f->n ? pts[i + 1].ratio * f->content : r0;
+    r0 = r0 > 1 ? 1 : r0;
+    r1 = r1 > 1 ? 1 : r1;
+    return (1 - p) * r0 + p * r1;
+}
+
+/* The load at budget b: compression's spend grows with b; where clients
+ * wait on a link (share v) the egress stays where the link holds it, so
+ * the requests served, and all their work, grow as the bytes per
+ * response shrink; where they do not (the CPU or the clients' own pace
+ * set the rate), the requests stay as they are.  Until stop 31 the budget
+ * assumed the rest of the load fixed, and behind a shared 1 Gbit/s link
+ * (where the load rises steeply near the core's capacity: 60 % to 98 %
+ * for a quarter more of the responses at gzip 1) its steps of 2 went
+ * round a cycle of four or five samples between 35 % and 100 %. */
+static double predict(const fit_t *f, double b)
+{
+    double r = ratio_at(f, b);
+    double scale = f->v * (r > 0 ? f->r_now / r : 1) + (1 - f->v);
+
+    return f->fixed + (f->rest + (b < f->top ? b : f->top) * f->per_ns)
+                      * scale;
+}
+
+/* The budget whose predicted load is the goal (log-space bisection: the
+ * prediction grows with the budget). */
+static double solve(const fit_t *f, double goal)
+{
+    double lo = log(ADF_BUDGET_MIN), hi = log(f->top);
+    int i;
+
+    if (predict(f, f->top) <= goal) {
+        return f->top;
+    }
+    if (predict(f, ADF_BUDGET_MIN) >= goal) {
+        return ADF_BUDGET_MIN;
+    }
+    for (i = 0; i < 40; i++) {
+        double mid = (lo + hi) / 2;
+
+        if (predict(f, exp(mid)) > goal) {
+            hi = mid;
+        }
+        else {
+            lo = mid;
+        }
+    }
+    return exp(lo);
+}
+
+/* The frontier the interval's compressed bytes went through most (the
+ * last one when nothing was compressed), and their ratio against the
+ * model's, smoothed. */
+static void reference(adf_control_t *c, const adf_model_t *m,
+                      const adf_obs_t *obs)
+{
+    double most = 0, in = 0, modeled = 0, cost, ratio;
+    int k, l, co;
+
+    for (co = ADF_IDENTITY + 1; co < ADF_NCODINGS; co++) {
+        for (k = 0; k < ADF_NCLASSES; k++) {
+            double sum = 0;
+
+            for (l = 0; l < ADF_NLEVELS; l++) {
+                sum += obs->rung[co][l][k].bytes_in;
+            }
+            if (sum > most) {
+                most = sum;
+                c->ref_coding = co;
+                c->ref_whole = k;
+            }
+        }
+    }
+    if (!c->ref_coding) {
+        c->ref_coding = ADF_GZIP;
+        c->ref_whole = 1;
+    }
+    for (l = 0; l < ADF_NLEVELS; l++) {
+        const adf_rung_obs_t *o = &obs->rung[c->ref_coding][l][c->ref_whole];
+
+        if (o->bytes_in > 0) {
+            adf_model_rung(m, (adf_coding_e)c->ref_coding, l, c->ref_whole,
+                           &cost, &ratio);
+            in += o->bytes_in;
+            modeled += o->bytes_in * ratio;
+        }
+    }
+    if (in >= ADF_LEARN_MIN && modeled > 0) {
+        double out = 0, f;
+
+        for (l = 0; l < ADF_NLEVELS; l++) {
+            out += obs->rung[c->ref_coding][l][c->ref_whole].bytes_out;
+        }
+        f = clamp(out / modeled, 0.25, 8);
+        c->content = c->content > 0 ? 0.7 * c->content + 0.3 * f : f;
+    }
+}
+
 void adf_control_update(adf_control_t *c, adf_model_t *m,
                         const adf_control_conf_t *conf,
                         const adf_obs_t *obs)
 {
     double sample = obs->load, spent, used, rest, want, next, step, v, goal;
-    double a, top;
+    double a, top, spend_now;
+    int saturated;
     double cap_ns = obs->capacity * obs->seconds * 1e9;
+    const adf_coding_t *d;
+    fit_t f;
 
     spent = learn(m, obs);
     /* after learning: the top is what the top rung costs now */
@@ -170,11 +327,18 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     if (sample < 0 || cap_ns <= 0) {
         return;
     }
+    reference(c, m, obs);
     sample = clamp(sample, 0, 100);
     c->raw = sample;
     /* The same time constant whatever the interval: a short interval
      * reacts sooner, not more nervously. */
     a = 1 - exp(-obs->seconds / ADF_CONTROL_TAU);
+    /* Saturated: at or over OFF, and not a noisy sample near a goal close
+     * to OFF (a target of 94 under a limit of 99): the smoothed load was
+     * high already, or the load jumped (a cold start, a burner). */
+    saturated = sample >= conf->limit_off
+                && (!c->primed || sample - c->ema >= ADF_CONTROL_JUMP
+                    || c->ema >= (conf->target + conf->limit_off) / 2);
     c->ema = c->primed ? a * sample + (1 - a) * c->ema : sample;
     c->primed = 1;
     c->spent = clamp(100 * spent / cap_ns, 0, 100);
@@ -212,10 +376,12 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
         return;
     }
 
-    /* The load as it moves: a rise counts at once, a fall smoothed (a
-     * closed loop serves more when it compresses more: B* overshoots
-     * when it rises from an interval that compressed little). */
-    used = sample > c->ema ? sample : c->ema;
+    /* The load as it moves: smoothed (a steady goal is reached on the
+     * mean, not on the peaks: until stop 31 every rise counted at once
+     * and the load settled a noise's width under the goal), but a rise of
+     * ADF_CONTROL_JUMP points over the goal counts at once. */
+    used = sample > c->ema && sample >= conf->target + ADF_CONTROL_JUMP
+           ? sample : c->ema;
     /* The goal, of which the CPU target is the ceiling: what the bytes
      * are worth.  Without a bandwidth target, time: all of the target for
      * the bytes of clients whose path is slow (the share v), half of it
@@ -232,49 +398,89 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     else {
         goal = conf->target * (ADF_FAST_SHARE + (1 - ADF_FAST_SHARE) * v);
     }
+    /* What the load missed the goal by, added up (an integral term):
+     * the prediction's errors (requests that do not scale as it assumes,
+     * the noise under a curved model) leave the load a point or two off
+     * the goal at rest.  Only while the budget is free to move either
+     * way, so that an idle server or a saturated one winds up nothing;
+     * never past the limit's OFF mark. */
+    if (c->budget > ADF_BUDGET_MIN && c->budget < top && obs->eligible >= 1) {
+        c->trim = clamp(c->trim + ADF_CONTROL_TRIM * (goal - used),
+                        -ADF_CONTROL_TRIM_MAX, ADF_CONTROL_TRIM_MAX);
+    }
     if (fabs(used - goal) < ADF_CONTROL_BAND && obs->eligible >= 1) {
         return;         /* near the goal: noise is not a reason to move */
     }
-    rest = used - c->spent;             /* what does not move with B */
+    rest = used - c->spent;             /* what compression is not */
     if (rest < 0) {
         rest = 0;
     }
-    /* Slow clients get ADF_SLOW_WEIGHT times the budget: the mean weight
-     * of a byte is 1 + (W - 1) v. */
     if (obs->eligible < 1) {
         want = top;        /* nothing to compress: no limit */
     }
     else {
-        want = (goal - rest) / 100 * cap_ns
-               / (obs->eligible * (1 + (ADF_SLOW_WEIGHT - 1) * v));
+        /* What the budget would make of the load: the bytes that could be
+         * compressed and their clients as this interval had them. */
+        d = adf_coding((adf_coding_e)c->ref_coding);
+        f.n = d ? adf_frontier(m, (adf_coding_e)c->ref_coding, c->ref_whole,
+                               d->default_min,
+                               conf->top_level[c->ref_coding]
+                               ? conf->top_level[c->ref_coding]
+                               : d->default_min, f.pts) : 0;
+        f.content = c->content > 0 ? c->content : 1;
+        f.top = top;
+        f.v = conf->bw_target > 0 ? 0 : v;
+        /* Others' load (the server's own CPU is known from its children's
+         * times) does not grow with the requests served; unknown, all of
+         * it is counted as the server's (the prediction then overstates
+         * what a budget adds, and understates what a cut takes off). */
+        f.fixed = obs->own > 0 && obs->own < used ? used - obs->own : 0;
+        f.fixed = f.fixed > rest ? rest : f.fixed;
+        f.rest = rest - f.fixed;
+        f.per_ns = 100 * obs->eligible / cap_ns;
+        /* the spend the budget in force bought, by the model: where it
+         * is not what the budget says (the limit, a budget changed
+         * within the interval), the prediction follows the measure */
+        spend_now = (c->budget < top ? c->budget : top) * f.per_ns;
+        if (spend_now > 0 && c->spent > 0) {
+            f.per_ns *= clamp(c->spent / spend_now, 0.05, 20);
+        }
+        f.r_now = ratio_at(&f, c->budget);
+        want = solve(&f, goal + c->trim < conf->limit_off - 2
+                         ? goal + c->trim : conf->limit_off - 2);
     }
     want = clamp(want, ADF_BUDGET_MIN, top);
-    /* In log space, toward B*: most of the way down at once, half the way
-     * up per sample; but by at most a factor per sample below the limit.
-     * B* assumes the rest of the load stays as it is, and in a closed
-     * loop behind a link it does not: compressing more serves more
-     * requests, and their own work grows with them.  Unbounded steps then
-     * swing between "nothing" and "everything" (measured on the plant of
-     * a zlib-only build: the load between 36 % and 85 % every other
-     * second). */
+    /* In log space, part of the way toward it per sample, and by at most
+     * a factor per sample below the limit: the prediction is a model of
+     * a closed loop, and a damped step lets the next interval correct
+     * it. */
     step = want < c->budget ? ADF_CONTROL_DOWN : ADF_CONTROL_UP;
     next = exp(log(c->budget) + step * (log(want) - log(c->budget)));
-    if (sample < conf->limit_off) {
-        next = clamp(next, c->budget / ADF_CONTROL_STEP_MAX,
+    if (!saturated) {
+        next = clamp(next, c->budget / ADF_CONTROL_STEP_DOWN,
                      c->budget * ADF_CONTROL_STEP_MAX);
     }
-    else if (rest >= goal && next < c->budget / ADF_CONTROL_STEP_OFF) {
-        /* Over OFF once, with the rest of the load over the goal already:
-         * B* is the floor by the clamp, not a budget the model found, and
-         * behind a link that rest moves with B (compressing less serves
-         * fewer requests).  The load there swings with a steady budget
-         * (64-93 % at 100 Mbit x 10 KB), and one sample of 96.7 % took B
-         * from 2.4 to 0.03 ns/B, then six samples of doubling served
-         * nearly identity.  A cut that yields at once, then; a CPU that
-         * stays over OFF trips the limit at the next sample.  Where
-         * compression is what fills the CPU (a cold start under load),
-         * B* is a real target and is followed. */
-        next = c->budget / ADF_CONTROL_STEP_OFF;
+    else {
+        /* A sample at or over OFF is a saturated core: the requests the
+         * link would carry are more than the CPU served, so a prediction
+         * made from what it served falls short: half of what it finds,
+         * and at least a halving (without it, a cold start under load
+         * behind a 1 Gbit/s link tripped the limit at its second sample,
+         * and a burner taking 60 % of the core was followed to 2.2 x less
+         * where 4.4 x was needed). */
+        next = want / 2 < c->budget / 2 ? want / 2 : c->budget / 2;
+        if (rest >= goal && next < c->budget / ADF_CONTROL_STEP_OFF) {
+            /* ... but with the rest of the load over the goal already,
+             * B* is the floor by the clamp, not a budget the model found,
+             * and behind a link that rest moves with B (compressing less
+             * serves fewer requests).  The load there swings with a
+             * steady budget (64-93 % at 100 Mbit x 10 KB), and one sample
+             * of 96.7 % took B from 2.4 to 0.03 ns/B, then six samples of
+             * doubling served nearly identity.  A cut that yields at once,
+             * then; a CPU that stays over OFF trips the limit at the next
+             * sample. */
+            next = c->budget / ADF_CONTROL_STEP_OFF;
+        }
     }
     c->budget = next;
     if (want >= top && c->budget > top * 0.9) {

@@ -17,17 +17,26 @@
 #define ADF_NCLASSES 2          /* 0: streamed, 1: whole body */
 
 #define ADF_CONTROL_TAU     1.0     /* s: time constant of the load's EMA */
-#define ADF_CONTROL_BAND    3.0     /* points around the goal: hold still */
+#define ADF_CONTROL_BAND    0.5     /* points around the goal: hold still */
+#define ADF_CONTROL_JUMP    10.0    /* a sample this far over the target
+                                     * counts at once, unsmoothed */
 #define ADF_CONTROL_UP      0.5     /* log-space share toward B* per sample */
-#define ADF_CONTROL_DOWN    0.8     /* ... per sample when falling */
+#define ADF_CONTROL_DOWN    0.7     /* ... per sample when falling */
 #define ADF_CONTROL_TRIP    2       /* samples >= OFF to trip the limit */
-#define ADF_CONTROL_STEP_MAX 2.0    /* the most B moves per sample below OFF */
+#define ADF_CONTROL_STEP_MAX 2.0    /* the most B rises per sample below OFF */
+#define ADF_CONTROL_STEP_DOWN 4.0   /* ... and falls */
+#define ADF_CONTROL_TRIM    0.2     /* share of the error added to the trim */
+#define ADF_CONTROL_TRIM_MAX 3.0    /* points, either way */
 #define ADF_CONTROL_STEP_OFF 8.0    /* ... the most it falls on a sample >= OFF */
 #define ADF_BUDGET_MIN      0.01    /* ns/B: effectively nothing */
 /* A client whose path takes longer per byte than the dearest rung's CPU
  * ("slow": the link, not the CPU, holds its response back) gets this much
- * more budget than the others. */
-#define ADF_SLOW_WEIGHT     2.0
+ * more budget than the others: none more since stop 31.  Behind a shared
+ * link the same client is measured slow on one response and not on the
+ * next, and twice the budget for some responses while others were left
+ * out mixed identity with dearer rungs: a mix that one fixed rung beats
+ * on both bytes and CPU (the slow share is what sets the goal instead). */
+#define ADF_SLOW_WEIGHT     1.0
 /* The share of the CPU target the load of fast clients steers to. */
 #define ADF_FAST_SHARE      0.5
 #define ADF_LEARN_MIN       65536   /* bytes a rung needs to learn from */
@@ -71,6 +80,8 @@ typedef struct {
 /* An interval's observations. */
 typedef struct {
     double load;                /* percent incl. pressure; < 0: none */
+    double own;                 /* ... of it the server's own processes;
+                                 * 0 or less: not known */
     double seconds;
     double capacity;            /* CPUs the load is a percentage of */
     double eligible;            /* bytes that could have been compressed */
@@ -92,12 +103,24 @@ typedef struct {
     int limited;                /* between OFF and ON after a trip */
     int over;                   /* samples in a row at or above OFF */
     int primed;                 /* has seen a sample */
+    int ref_coding, ref_whole;  /* the frontier most bytes went through */
+    double content;             /* their ratio / the model's (smoothed) */
+    double trim;                /* points added to the goal the budget is
+                                 * solved for: what the load, smoothed,
+                                 * fell short of or over it (integral) */
 } adf_control_t;
 
 /* The model's priors, and a cheap starting budget: a fresh server under
- * load must not begin at maximum effort. */
+ * load must not begin at maximum effort, nor an idle one send its first
+ * responses as identity: the budget starts where every coding in use
+ * reaches its cheapest rung (adf_control_floor). */
 void adf_model_init(adf_model_t *m);
-void adf_control_init(adf_control_t *c, const adf_model_t *m);
+void adf_control_init(adf_control_t *c, const adf_model_t *m,
+                      const adf_control_conf_t *conf);
+
+/* What the dearest of the codings' cheapest rungs costs (ns/B): at this
+ * budget every coding in use compresses every response. */
+double adf_control_floor(const adf_model_t *m, const adf_control_conf_t *conf);
 
 /* The estimate for a rung: the prior, scaled to this machine and by the
  * rung's learned deviation (m NULL: the prior). */

@@ -197,6 +197,8 @@ static void observe(adf_obs_t *o, double load, apr_time_t now)
     shared->seen_slow = slow;
     shared->seen_egress = out;
     own_cpu(o->capacity, now);
+    o->own = shared->seen_own_at && shared->own_pct
+             ? double_of(apr_atomic_read64(&shared->own_pct)) : -1;
     for (c = 0; c < ADF_NCODINGS; c++) {
         for (l = 0; l < ADF_NLEVELS; l++) {
             for (k = 0; k < ADF_NCLASSES; k++) {
@@ -427,6 +429,16 @@ void adf_shm_view(adf_load_view_t *v)
     if (v->age < 0) {
         v->age = 0;     /* sampled here, after now was read */
     }
+    if (!apr_atomic_read32(&shared->hist_next) && !monitor->conf.fixed) {
+        /* No sample since the full start (the first comes a quarter of
+         * an interval after it, or at the first watchdog tick): there is
+         * no signal yet, and the lowest level is what a response without
+         * one gets ("no-signal"), whatever the dice; GET and HEAD alike.
+         * Not logged: nothing is wrong. */
+        v->stale = 1;
+        v->limited = 0;
+        return;
+    }
     v->stale = stale_at(now, v->age);
     if (v->stale) {
         v->limited = 0;
@@ -649,8 +661,7 @@ static adf_shared_t *attach(server_rec *s, const adf_control_conf_t *conf)
         sh->started = apr_time_now();
         sh->last = sh->started;
         adf_model_init(&sh->model);
-        adf_control_init(&sh->control, &sh->model);
-        sh->control.top = adf_control_top(&sh->model, conf);
+        adf_control_init(&sh->control, &sh->model, conf);
     }
     return sh;
 }

@@ -23,6 +23,7 @@ typedef struct {
     double noise;       /* relative noise of the load sample */
     double demand;      /* responses/s the clients ask for; 0: unlimited */
     int slow;           /* clients wait on the link (TCP says so) */
+    double content;     /* the pages' ratio / the priors' (0: 1) */
 } plant_t;
 
 static const adf_control_conf_t base_conf = { 80, 95, 85, { 0 }, 0 };
@@ -31,6 +32,7 @@ static adf_model_t model;
 static adf_control_t ctl;
 static unsigned seed = 1;
 static double plant_load;       /* the true load of the last step */
+static double mix_in, mix_cost, mix_out;    /* bytes, ns and bytes out */
 
 /* Whole bodies of gzip 1-9: the rungs of a static page. */
 #define CODING ADF_GZIP
@@ -57,6 +59,8 @@ static double build_factor(void)
     return ISAL_L1_PRIOR / c1;
 }
 
+static double plant_content = 1;
+
 static void true_rung(int level, double truth, double *cost, double *ratio)
 {
     if (level == ADF_LEVEL_NONE) {
@@ -66,6 +70,7 @@ static void true_rung(int level, double truth, double *cost, double *ratio)
     }
     adf_codec_prior(CODING, level, WHOLE, cost, ratio);
     *cost *= truth * build_factor();
+    *ratio = *ratio * plant_content > 1 ? 1 : *ratio * plant_content;
 }
 
 /* Throughput and load with a mean cost (ns/B) and ratio per response. */
@@ -116,15 +121,16 @@ static int segment(void)
 static void fresh(void)
 {
     adf_model_init(&model);
-    adf_control_init(&ctl, &model);
     conf = base_conf;
     conf.top_level[CODING] = 9;
+    adf_control_init(&ctl, &model, &conf);
     seed = 1;
 }
 
 /* One second of the plant under the controller; its throughput. */
 static double step(const plant_t *pl)
 {
+    plant_content = pl->content > 0 ? pl->content : 1;
     adf_point_t pts[ADF_NLEVELS + 1];
     adf_obs_t *o = calloc(1, sizeof(*o));
     double p, cost[2], ratio[2], x, load, bytes, mc, mr, share[2];
@@ -147,7 +153,11 @@ static double step(const plant_t *pl)
     x = serve(pl, mc, mr, &load);
     plant_load = load;
     bytes = x * pl->page;
+    mix_in += bytes;
+    mix_cost += bytes * mc;
+    mix_out += bytes * mr;
     o->load = load * (1 + noise(pl->noise));
+    o->own = (load - pl->other) * (1 + noise(pl->noise));
     o->seconds = 1;
     o->capacity = 1;
     o->eligible = bytes;
@@ -189,6 +199,106 @@ static double run(const plant_t *pl, int n, int tail)
     }
     return sum / tail;
 }
+
+/* The bound of issue 31: the best mix of the plant's fixed levels (and
+ * identity) within share of the CPU and the link, two of them at most
+ * (a linear programme with two constraints). */
+static double best_mix(const plant_t *pl, double share)
+{
+    double c[10], b[10], best = 0, cost, ratio, cpu = share * (1 - pl->other
+                                                                / 100);
+    int i, j;
+
+    plant_content = pl->content > 0 ? pl->content : 1;
+    for (i = 0; i <= 9; i++) {
+        true_rung(i ? i : ADF_LEVEL_NONE, pl->truth, &cost, &ratio);
+        c[i] = pl->base + pl->page * cost * 1e-9;
+        b[i] = pl->page * ratio;
+    }
+    for (i = 0; i <= 9; i++) {
+        double x = cpu / c[i];
+
+        if (pl->link > 0 && pl->link / b[i] < x) {
+            x = pl->link / b[i];
+        }
+        best = x > best ? x : best;
+        for (j = i + 1; pl->link > 0 && j <= 9; j++) {
+            double det = c[i] * b[j] - c[j] * b[i], xi, xj;
+
+            if (det == 0) {
+                continue;
+            }
+            xi = (cpu * b[j] - c[j] * pl->link) / det;
+            xj = (c[i] * pl->link - cpu * b[i]) / det;
+            if (xi >= 0 && xj >= 0 && xi + xj > best) {
+                best = xi + xj;
+            }
+        }
+    }
+    return best;
+}
+
+/* Issue 31's cell: 64 connections behind one 1 Gbit/s link, 50 KB book
+ * pages (their ratio 2.5 x the priors' web page: 0.40 at gzip 1), 0.133 ms
+ * of the core per response besides compression and gzip 1 at 1.05 ns/B
+ * (measured: "off" 2,323 req/s at 31 % of the core, the fixed rung 5,295
+ * at 99 %).  Until stop 31 the budget went round a cycle of four or five
+ * samples between 35 % and 100 % of the core and served 0.7 of the bound;
+ * now the load settles at the target and the adaptive default serves at
+ * least 0.9 of the best mix of fixed levels within 80 % of the core; with
+ * a target of 94 (the limit at 99/97) at least 0.95 of the best fixed
+ * level.  The mix it serves is one no fixed level beats on both bytes and
+ * CPU. */
+START_TEST(shared_link_uses_the_target)
+{
+    plant_t pl = { 119.5e6, 51400, 1.33e-4, 1.64, 0, 0.03, 0, 1, 2.5 };
+    double bound, fixed, adaptive, lo = 100, hi = 0, mc, mr, cost, ratio;
+    int best, i, l, t, dominated;
+
+    for (t = 0; t < 2; t++) {
+        fresh();
+        if (t) {
+            conf.target = 94;
+            conf.limit_off = 99;
+            conf.limit_on = 97;
+        }
+        bound = best_mix(&pl, 0.8);
+        fixed = best_fixed(&pl, &best);
+        run(&pl, 15, 1);
+        mix_in = mix_cost = mix_out = 0;
+        lo = 100;
+        hi = 0;
+        for (i = 0, adaptive = 0; i < 30; i++) {
+            adaptive += step(&pl) / 30;
+            lo = plant_load < lo ? plant_load : lo;
+            hi = plant_load > hi ? plant_load : hi;
+            ck_assert(!ctl.limited);
+        }
+        mc = mix_cost / mix_in;
+        mr = mix_out / mix_in;
+        for (l = 1, dominated = 0; l <= 9; l++) {
+            true_rung(l, pl.truth, &cost, &ratio);
+            dominated |= cost <= mc && ratio <= mr;
+        }
+        printf("(the best mix within the target: %.0f/s)\n",
+               best_mix(&pl, conf.target / 100));
+        printf("shared 1 Gbit/s, target %.0f: bound %.0f/s, best fixed level "
+               "%d %.0f/s, adaptive %.0f/s (%.3f of the bound, %.3f of the "
+               "level), load %.0f-%.0f%%, mix %.2f ns/B at ratio %.3f\n",
+               conf.target, bound, best, fixed, adaptive, adaptive / bound,
+               adaptive / fixed, lo, hi, mc, mr);
+        fflush(stdout);
+        ck_assert_msg(!dominated, "a fixed level beats the mix");
+        if (!t) {
+            ck_assert(adaptive >= 0.9 * bound);
+            ck_assert(lo > 70 && hi < 90);
+        }
+        else {
+            ck_assert(adaptive >= 0.95 * fixed);
+        }
+    }
+}
+END_TEST
 
 START_TEST(idle_compresses_at_the_top)
 {
@@ -335,7 +445,12 @@ static double one_sample_over_off(double share, double eligible)
  * already, and it moves with the budget: a sample over OFF cuts by 8 at
  * most (it once took 2.4 to 0.03 ns/B at 100 Mbit x 10 KB, and six
  * samples of doubling served nearly identity).  Where compression is
- * what fills the core (60 %), the budget the model finds is followed. */
+ * what fills the core (60 %), the budget the model finds is followed,
+ * halved (a saturated sample understates the demand) and at least by
+ * half.  (Until stop 31 the model held the rest of the load fixed and
+ * went to 0.09 ns/B here; since, cutting compression behind a link also
+ * serves fewer requests, whose work falls with them: the model stops
+ * at about 1.8 ns/B, and the cut at 0.91.) */
 START_TEST(over_off_cut_is_bounded_behind_a_link)
 {
     double link = one_sample_over_off(0.1, 25e6);
@@ -344,7 +459,7 @@ START_TEST(over_off_cut_is_bounded_behind_a_link)
     printf("over OFF: 2.4 -> %.3g ns/B (the rest over the goal), "
            "-> %.3g (compression fills the core)\n", link, cpu);
     ck_assert_msg(link >= 2.4 / ADF_CONTROL_STEP_OFF * 0.999, "%.3g", link);
-    ck_assert_msg(cpu < 2.4 / ADF_CONTROL_STEP_OFF, "%.3g", cpu);
+    ck_assert_msg(cpu <= 2.4 / 2, "%.3g", cpu);
 }
 END_TEST
 
@@ -680,6 +795,7 @@ int main(void)
     adf_test(s, cpu_bound_backs_off);
     adf_test(s, link_bound_matches_the_best_level);
     adf_test(s, both_bind_mixing_wins);
+    adf_test(s, shared_link_uses_the_target);
     adf_test(s, spike_is_followed);
     adf_test(s, over_off_cut_is_bounded_behind_a_link);
     adf_test(s, steady_load_is_calm);
