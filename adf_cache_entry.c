@@ -89,7 +89,8 @@ adf_cache_file_e adf_cache_file_kind(const char *name, apr_uint64_t *hash,
     len = tmp ? (apr_size_t)(tmp - rest) : strlen(rest);
     for (i = ADF_IDENTITY + 1; i < ADF_NCODINGS && !d; i++) {
         d = adf_coding((adf_coding_e)i);
-        if (d && (strlen(d->ext) != len || memcmp(d->ext, rest, len))) {
+        if (d && (!d->ext || strlen(d->ext) != len
+                  || memcmp(d->ext, rest, len))) {
             d = NULL;
         }
     }

@@ -62,7 +62,7 @@
 #define TICK apr_time_from_msec(100)
 #define BURST apr_time_from_msec(200)   /* the most one callback works */
 #define CHUNK (64 * 1024)               /* input per slice, streamed */
-#define WHOLE_MAX (4 * 1024 * 1024)     /* gzip in one slice up to this */
+#define WHOLE_MAX (4 * 1024 * 1024)     /* whole (libdeflate) up to this */
 #define RETRY apr_time_from_sec(10)     /* a failed directory rests */
 /* What the cache leaves free on its filesystem for everyone else. */
 #define RESERVE_SHARE 20                /* a twentieth ... */
@@ -657,7 +657,7 @@ static apr_status_t sink(void *baton, const char *data, apr_size_t len)
 
 static int whole(const job_t *j, adf_coding_e c)
 {
-    return c == ADF_GZIP && j->len <= WHOLE_MAX;
+    return adf_coding(c)->whole && j->len <= WHOLE_MAX;
 }
 
 /* Open the current coding's temporary file and coder, once its
@@ -667,6 +667,7 @@ static int open_coding(const adf_cache_gen_t *g, adf_coding_e c)
     job_t *j = &w.job;
     int flags = whole(j, c) ? ADF_STREAM_WHOLE | ADF_STREAM_BEST : 0;
     int i = (int)j->item.cache;
+    adf_stream_opts_t o = { NULL };
     apr_status_t rv;
 
     if (!make_room(g, i, (apr_off_t)j->len + ADF_CACHE_TRAILER,
@@ -692,8 +693,12 @@ static int open_coding(const adf_cache_gen_t *g, adf_coding_e c)
         return 0;
     }
     j->fed = 0;
-    rv = adf_stream_open(&j->s, j->pool, c, adf_coding(c)->strongest,
-                         (apr_off_t)j->len, flags, CHUNK, sink, j);
+    o.coding = adf_coding(c);
+    o.level = o.coding->strongest;
+    o.size_hint = (apr_off_t)j->len;
+    o.flags = flags;
+    o.bufsize = CHUNK;
+    rv = adf_stream_open(&j->s, j->pool, &o, sink, j);
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, g->s, ADFLOGNO(00025)
                      "cannot start %s for the compressed cache",

@@ -1,4 +1,4 @@
-/* The registry of codings and the stream life cycle every codec shares. */
+/* The stream life cycle every codec shares (adf_codec.h). */
 #include "config.h"
 #include "adf_codec_impl.h"
 
@@ -9,78 +9,6 @@
 /* zlib needs more than 6 bytes of room per call while flushing, or it
  * writes a new flush marker every call and never finishes. */
 #define ADF_MIN_BUFSIZE 64
-
-static const adf_coding_t *const registry[ADF_NCODINGS] = {
-    NULL,
-    &adf_coding_gzip,
-#ifdef ADF_HAVE_BROTLI
-    &adf_coding_brotli,
-#else
-    NULL,
-#endif
-#ifdef ADF_HAVE_ZSTD
-    &adf_coding_zstd,
-#else
-    NULL,
-#endif
-};
-
-const adf_coding_t *adf_coding(adf_coding_e c)
-{
-    return (unsigned)c < ADF_NCODINGS ? registry[c] : NULL;
-}
-
-static int token_eq(const char *name, const char *tok, apr_size_t len)
-{
-    return name && strlen(name) == len && !strncasecmp(name, tok, len);
-}
-
-const adf_coding_t *adf_coding_by_token(const char *token, apr_size_t len)
-{
-    int c;
-
-    for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
-        const adf_coding_t *d = registry[c];
-        if (d && (token_eq(d->token, token, len)
-                  || token_eq(d->alias, token, len))) {
-            return d;
-        }
-    }
-    return NULL;
-}
-
-/* Asked of every file httpd serves: the name's last dot, found once,
- * rules out most names before any extension is compared (every
- * extension is a dot and a few letters). */
-#define ADF_MAX_EXT 8
-
-const adf_coding_t *adf_coding_by_ext(const char *path, apr_size_t len)
-{
-    const char *dot = path + len;
-    int c;
-
-    while (dot > path && path + len - dot < ADF_MAX_EXT && dot[-1] != '.') {
-        dot--;
-    }
-    if (dot - 1 <= path || dot[-1] != '.') {
-        return NULL;    /* no extension, or nothing before it */
-    }
-    for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
-        const adf_coding_t *d = registry[c];
-
-        if (d && d->ext[1] == *dot && !strcmp(d->ext, dot - 1)) {
-            return d;
-        }
-    }
-    return NULL;
-}
-
-const char *adf_coding_name(adf_coding_e c)
-{
-    const adf_coding_t *d = adf_coding(c);
-
-    return d ? d->token : NULL;
-}
 
 static apr_status_t stream_cleanup(void *data)
 {
@@ -94,19 +22,21 @@ static apr_status_t stream_cleanup(void *data)
 }
 
 apr_status_t adf_stream_open(adf_stream_t **sp, apr_pool_t *p,
-                             adf_coding_e coding, int level,
-                             apr_off_t size_hint, int flags,
-                             apr_size_t bufsize, adf_sink_fn *sink,
+                             const adf_stream_opts_t *o, adf_sink_fn *sink,
                              void *baton)
 {
-    const adf_coding_t *d = adf_coding(coding);
+    const adf_coding_t *d = o->coding;
+    int level = o->level, flags = o->flags;
+    apr_off_t size_hint = o->size_hint;
+    apr_size_t bufsize = o->bufsize;
     adf_stream_t *s;
     apr_status_t rv;
 
-    if (!d) {
+    if (!d || !d->codec) {
         return APR_ENOTIMPL;
     }
-    if (level < d->min_level || level > d->max_level) {
+    if (level < d->min_level || level > d->max_level
+        || !d->needs_dict != !o->dict) {
         return APR_EINVAL;
     }
     s = apr_pcalloc(p, sizeof(*s));
@@ -116,6 +46,7 @@ apr_status_t adf_stream_open(adf_stream_t **sp, apr_pool_t *p,
     s->baton = baton;
     s->level = level;
     s->flags = flags;
+    s->dict = o->dict;
     s->backend = d->codec->pick(level, size_hint, flags, &s->blevel);
     s->bufsize = !bufsize ? ADF_DEFAULT_BUFSIZE
                : bufsize < ADF_MIN_BUFSIZE ? ADF_MIN_BUFSIZE : bufsize;
@@ -200,8 +131,22 @@ static apr_status_t stage_write(adf_stream_t *s, const char *data,
 apr_status_t adf_stream_write(adf_stream_t *s, const char *data,
                               apr_size_t len, adf_op_e op)
 {
+    apr_status_t rv;
+
     if (s->finished) {
         return len ? APR_EOF : APR_SUCCESS;
+    }
+    /* A body made against a dictionary starts by naming it (RFC 9842,
+     * 4); written with the first output, so that opening emits nothing. */
+    if (s->dict && !s->bytes_out) {
+        const adf_coding_t *d = s->coding;
+
+        if ((rv = adf_stream_emit(s, (const unsigned char *)d->dict_magic,
+                                  d->dict_magic_len)) != APR_SUCCESS
+            || (rv = adf_stream_emit(s, s->dict->hash,
+                                     ADF_DICT_HASH_LEN)) != APR_SUCCESS) {
+            return rv;
+        }
     }
     s->bytes_in += len;
     if (op == ADF_OP_FINISH) {
@@ -262,26 +207,6 @@ apr_status_t adf_stream_pump(adf_stream_t *s, adf_step_fn *step)
         }
     } while (!done);
     return APR_SUCCESS;
-}
-
-int adf_codec_prior(adf_coding_e coding, int level, int whole, double *cost,
-                    double *ratio)
-{
-    const adf_coding_t *d = adf_coding(coding);
-    const adf_backend_t *b;
-    int bl;
-
-    if (!d || level < d->min_level || level > d->max_level) {
-        return -1;
-    }
-    b = d->codec->pick(level, whole ? 0 : -1, whole ? ADF_STREAM_WHOLE : 0,
-                       &bl);
-    if (bl < b->prior_min || bl > b->prior_max) {
-        return -1;
-    }
-    *cost = b->prior[bl - b->prior_min].cost;
-    *ratio = b->prior[bl - b->prior_min].ratio;
-    return 0;
 }
 
 apr_off_t adf_stream_bytes_in(const adf_stream_t *s)

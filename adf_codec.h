@@ -36,17 +36,33 @@ typedef struct adf_stream_t adf_stream_t;
  * ADF_STREAM_WHOLE): for output made once and kept (the cache). */
 #define ADF_STREAM_BEST  4
 
+/* A dictionary a client holds (RFC 9842): its bytes and their SHA-256,
+ * which names it on the wire.  The bytes must outlive the stream. */
+#define ADF_DICT_HASH_LEN 32
+typedef struct {
+    const unsigned char *data;
+    apr_size_t len;
+    unsigned char hash[ADF_DICT_HASH_LEN];
+} adf_dict_t;
+
+/* What a stream is opened with. */
+typedef struct {
+    const adf_coding_t *coding; /* adf_coding(): NULL if the build lacks it */
+    int level;                  /* on the coding's scale */
+    apr_off_t size_hint;        /* the input's length; -1: unknown */
+    int flags;                  /* ADF_STREAM_* */
+    apr_size_t bufsize;         /* the largest chunk the sink is handed (0:
+                                 * 8000 bytes; at least 64) */
+    const adf_dict_t *dict;     /* for a coding that needs_dict */
+} adf_stream_opts_t;
+
 /* Open a stream; its state is freed by adf_stream_close or, failing
- * that, when pool p is cleared.  size_hint is the input's length when
- * known (-1: unknown); with ADF_STREAM_WHOLE it must be exact and the
- * coding may use an encoder that needs the whole input at once.  bufsize
- * is the largest chunk the sink will be handed (0: a default of 8000
- * bytes; at least 64).  APR_ENOTIMPL for a coding this build lacks,
- * APR_EINVAL for a level outside its range. */
+ * that, when pool p is cleared.  With ADF_STREAM_WHOLE size_hint must be
+ * exact and the coding may use an encoder that needs the whole input at
+ * once.  APR_ENOTIMPL for a coding this build lacks, APR_EINVAL for a
+ * level outside its range or a dictionary missing or not wanted. */
 apr_status_t adf_stream_open(adf_stream_t **s, apr_pool_t *p,
-                             adf_coding_e coding, int level,
-                             apr_off_t size_hint, int flags,
-                             apr_size_t bufsize, adf_sink_fn *sink,
+                             const adf_stream_opts_t *o, adf_sink_fn *sink,
                              void *baton);
 
 apr_status_t adf_stream_write(adf_stream_t *s, const char *data,

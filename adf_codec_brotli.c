@@ -137,12 +137,18 @@ static const adf_backend_t *brotli_pick(int level, apr_off_t hint, int flags,
 }
 
 static const adf_codec_t brotli_codec = { brotli_pick };
+#endif /* ADF_HAVE_BROTLI */
 
 const adf_coding_t adf_coding_brotli = {
-    ADF_BR, "br", NULL, ".br", "-ad-br", "quality",
-    0, 11,      /* libbrotlienc's qualities */
-    1, 6,       /* above 6 the cost climbs steeply for little gain */
-    11,         /* siblings and the cache */
-    &brotli_codec
+    .id = ADF_BR, .token = "br", .ext = ".br", .etag_suffix = "-ad-br",
+    .level_word = "quality",
+    .min_level = 0, .max_level = 11,            /* libbrotlienc's qualities */
+    .default_min = 1, .default_max = 6,         /* above 6 the cost climbs
+                                                 * steeply for little gain */
+    .strongest = 11,
+    .rank = 1,          /* the smallest output at a given CPU */
+    .cache_rank = 1,    /* what most clients take first */
+#ifdef ADF_HAVE_BROTLI
+    .codec = &brotli_codec
+#endif
 };
-#endif /* ADF_HAVE_BROTLI */

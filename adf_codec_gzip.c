@@ -46,9 +46,14 @@ static const adf_backend_t *gzip_pick(int level, apr_off_t hint, int flags,
 static const adf_codec_t gzip_codec = { gzip_pick };
 
 const adf_coding_t adf_coding_gzip = {
-    ADF_GZIP, "gzip", "x-gzip", ".gz", "-ad-gzip", "level",
-    1, 9,       /* zlib's levels */
-    1, 9,       /* the controller's default range */
-    9,          /* siblings and the cache */
-    &gzip_codec
+    .id = ADF_GZIP, .token = "gzip", .alias = "x-gzip", .ext = ".gz",
+    .etag_suffix = "-ad-gzip", .level_word = "level",
+    .min_level = 1, .max_level = 9,             /* zlib's levels */
+    .default_min = 1, .default_max = 9,
+    .strongest = 9,
+    .rank = 3,          /* every client has it: the others first */
+    .cache_rank = 2,
+    .pads = 1,          /* the header's FEXTRA field */
+    .whole = 1,         /* libdeflate */
+    .codec = &gzip_codec
 };

@@ -60,6 +60,7 @@ struct adf_stream_t {
     int level;              /* on the coding's scale */
     int blevel;             /* the backend's own */
     int flags;
+    const adf_dict_t *dict;     /* the coding's dictionary, if it needs one */
     int finished;
     /* Input held back while the length may still turn out (fit): */
     int staging;            /* still holding back */
@@ -132,7 +133,6 @@ typedef apr_status_t adf_step_fn(adf_stream_t *s, apr_size_t *produced,
                                  int *done);
 apr_status_t adf_stream_pump(adf_stream_t *s, adf_step_fn *step);
 
-extern const adf_coding_t adf_coding_gzip;
 extern const adf_backend_t adf_backend_zlib;
 #ifdef ADF_HAVE_ISAL
 extern const adf_backend_t adf_backend_isal;
@@ -140,11 +140,12 @@ extern const adf_backend_t adf_backend_isal;
 #ifdef ADF_HAVE_LIBDEFLATE
 extern const adf_backend_t adf_backend_libdeflate;
 #endif
-#ifdef ADF_HAVE_BROTLI
-extern const adf_coding_t adf_coding_brotli;
-#endif
 #ifdef ADF_HAVE_ZSTD
-extern const adf_coding_t adf_coding_zstd;
+/* Codes against s->dict, as raw content, where there is one (dcz). */
+extern const adf_backend_t adf_backend_zstd;
+/* The largest window log a client must accept against a dictionary of
+ * dict_len bytes: 2^w <= max(8 MB, 1.25 x dict_len). */
+int adf_zstd_dict_wlog_max(apr_size_t dict_len);
 #endif
 
 #endif /* ADF_CODEC_IMPL_H */

@@ -95,11 +95,46 @@ static int zstd_fit_params(ZSTD_CCtx *cctx, int level, int wlog)
     return err;
 }
 
+/* Against a dictionary (dcz, RFC 9842) every byte of it stays in reach
+ * only while the input is within the window, so the window covers the
+ * input (a body of unknown length: as much as the dictionary, which is
+ * most often its previous version) up to what a client must accept:
+ * max(8 MB, 1.25 x the dictionary). */
+int adf_zstd_dict_wlog_max(apr_size_t dict_len)
+{
+    apr_uint64_t limit = (apr_uint64_t)dict_len + dict_len / 4;
+    int w = 23;
+
+    while (w < 30 && ((apr_uint64_t)1 << (w + 1)) <= limit) {
+        w++;
+    }
+    return w;
+}
+
+static int dict_wlog(const adf_dict_t *dict, apr_off_t hint)
+{
+    int w = wlog_for(hint > 0 ? (apr_uint64_t)hint
+                     : dict->len > 512 * 1024 ? dict->len : 512 * 1024);
+    int max = adf_zstd_dict_wlog_max(dict->len);
+
+    return w < max ? w : max;
+}
+
+/* The dictionary as raw content (a dictionary that starts with zstd's
+ * dictionary magic is still content here), for this frame only. */
+static int ref_dict(ZSTD_CCtx *cctx, const adf_dict_t *dict, int wlog)
+{
+    return ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, wlog))
+           || ZSTD_isError(ZSTD_CCtx_refPrefix_advanced(
+                  cctx, dict->data, dict->len, ZSTD_dct_rawContent));
+}
+
 static apr_status_t zstd_open(adf_stream_t *s, apr_off_t hint)
 {
     int whole = (s->flags & ADF_STREAM_WHOLE) && hint >= 0;
-    int wlog = whole ? wlog_for((apr_uint64_t)hint)
-                     : stream_wlog(s->blevel, hint);
+    int wlog = s->dict ? dict_wlog(s->dict, hint)
+             : whole ? wlog_for((apr_uint64_t)hint)
+             : stream_wlog(s->blevel, hint);
     zstd_t *st;
 
     if ((st = (zstd_t *)adf_idle_take(&zstd_idle, zstd_key(s->blevel, wlog),
@@ -128,7 +163,8 @@ static apr_status_t zstd_open(adf_stream_t *s, apr_off_t hint)
                                             s->blevel))
         || (whole && ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(
                          st->cctx, (unsigned long long)hint)))
-        || (!whole && zstd_fit_params(st->cctx, s->blevel, wlog))) {
+        || (s->dict ? ref_dict(st->cctx, s->dict, wlog)
+            : !whole && zstd_fit_params(st->cctx, s->blevel, wlog))) {
         zstd_destroy(&st->idle);
         return APR_EGENERAL;
     }
@@ -147,10 +183,13 @@ static apr_status_t zstd_fit(adf_stream_t *s, apr_size_t n)
                                                ZSTD_c_compressionLevel,
                                                s->blevel))
         || ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(st->cctx,
-                                                    (unsigned long long)n))) {
+                                                    (unsigned long long)n))
+        || (s->dict && ref_dict(st->cctx, s->dict,
+                                dict_wlog(s->dict, (apr_off_t)n)))) {
         return APR_EGENERAL;
     }
-    st->key = zstd_key(s->blevel, wlog_for(n));
+    st->key = zstd_key(s->blevel, s->dict ? dict_wlog(s->dict, (apr_off_t)n)
+                                          : wlog_for(n));
     return APR_SUCCESS;
 }
 
@@ -220,7 +259,7 @@ static const adf_prior_t zstd_prior[] = {
     { 402.5f, 0.1211f }, /* 19 */
 };
 
-static const adf_backend_t zstd_backend = {
+const adf_backend_t adf_backend_zstd = {
     "zstd", zstd_prior, 1, 19,
     zstd_open, zstd_write, zstd_free, NULL, zstd_fit
 };
@@ -229,16 +268,22 @@ static const adf_backend_t *zstd_pick(int level, apr_off_t hint, int flags,
                                       int *blevel)
 {
     *blevel = level;
-    return &zstd_backend;
+    return &adf_backend_zstd;
 }
 
 static const adf_codec_t zstd_codec = { zstd_pick };
+#endif /* ADF_HAVE_ZSTD */
 
 const adf_coding_t adf_coding_zstd = {
-    ADF_ZSTD, "zstd", NULL, ".zst", "-ad-zstd", "level",
-    1, 19,      /* libzstd's levels within an 8 MB window */
-    1, 12,      /* above 12 the cost climbs steeply for little gain */
-    19,         /* siblings and the cache */
-    &zstd_codec
+    .id = ADF_ZSTD, .token = "zstd", .ext = ".zst", .etag_suffix = "-ad-zstd",
+    .level_word = "level",
+    .min_level = 1, .max_level = 19,    /* libzstd's within an 8 MB window */
+    .default_min = 1, .default_max = 12,        /* above 12 the cost climbs
+                                                 * steeply for little gain */
+    .strongest = 19,
+    .rank = 2,
+    .cache_rank = 3,
+#ifdef ADF_HAVE_ZSTD
+    .codec = &zstd_codec
+#endif
 };
-#endif /* ADF_HAVE_ZSTD */

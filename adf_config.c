@@ -193,9 +193,17 @@ void adf_conf_policy(const adf_dir_conf_t *dc, adf_policy_conf_t *pc)
         pc->by_value = 0;
     }
     if (adf_conf_length_hiding(dc) > 0) {
-        /* Only gzip has a header field to pad. */
-        pc->prefs[0] = ADF_GZIP;
-        pc->nprefs = 1;
+        /* Only a coding with a header field to pad hides lengths. */
+        int i, n = 0;
+
+        for (i = 0; i < ADF_NCODINGS; i++) {
+            const adf_coding_t *d = adf_coding((adf_coding_e)i);
+
+            if (d && d->pads && !n) {
+                pc->prefs[n++] = d->id;
+            }
+        }
+        pc->nprefs = n;
     }
 }
 
@@ -417,6 +425,12 @@ static const char *set_encodings(cmd_parms *cmd, void *cfg, int argc,
             return fail(cmd, apr_psprintf(cmd->pool, "unknown coding '%s' "
                                           "(this build has: %s)", argv[i],
                                           built_codings(cmd->pool)));
+        }
+        if (d->needs_dict) {
+            return fail(cmd, apr_psprintf(cmd->pool, "'%s' is not listed: "
+                                          "it goes out where the client "
+                                          "holds a dictionary for the "
+                                          "response", argv[i]));
         }
         for (j = 0; j < i; j++) {
             if (dc->prefs[j] == d->id) {
@@ -643,16 +657,13 @@ const command_rec adf_cmds[] = {
                  "On to compress responses of compressible types"),
     AP_INIT_TAKE_ARGV("AdaptiveDeflateTypes", set_types, NULL, DIR_CTX,
                       "media types to compress (replaces the default list)"),
-    AP_INIT_TAKE2("AdaptiveDeflateGzipLevels", set_levels,
-                  (void *)(apr_size_t)ADF_GZIP, COST_CTX,
-                  "MIN MAX: the gzip levels (1-9) the controller moves in"),
-    AP_INIT_TAKE2("AdaptiveDeflateBrotliQualities", set_levels,
-                  (void *)(apr_size_t)ADF_BR, COST_CTX,
-                  "MIN MAX: the brotli qualities (0-11) the controller "
-                  "moves in"),
-    AP_INIT_TAKE2("AdaptiveDeflateZstdLevels", set_levels,
-                  (void *)(apr_size_t)ADF_ZSTD, COST_CTX,
-                  "MIN MAX: the zstd levels (1-19) the controller moves in"),
+    /* one per coding (adf_coding.h) */
+#define LEVELS_ROW(id, name, directive) \
+    AP_INIT_TAKE2(directive, set_levels, (void *)(apr_size_t)ADF_##id, \
+                  COST_CTX, "MIN MAX: the levels of " #name " the " \
+                  "controller moves in"),
+    ADF_CODINGS(LEVELS_ROW)
+#undef LEVELS_ROW
     AP_INIT_TAKE1("AdaptiveDeflateMinLength", set_min_length, NULL, DIR_CTX,
                   "bytes: shorter responses are sent as they are"),
     AP_INIT_TAKE_ARGV("AdaptiveDeflateSizeLevels", set_caps, NULL, COST_CTX,

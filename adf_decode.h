@@ -17,6 +17,14 @@ typedef int adf_decoded_fn(void *baton, const unsigned char *data,
 
 /* NULL when the coding is unknown to this build or memory is short. */
 adf_decoder_t *adf_decoder_create(adf_coding_e c);
+
+/* For a coding made against a dictionary (dcz): its bytes, which must
+ * outlive the decoder, and their SHA-256, which the body must name.
+ * NULL as above, or for a coding that takes no dictionary. */
+adf_decoder_t *adf_decoder_create_dict(adf_coding_e c,
+                                       const unsigned char *dict,
+                                       size_t dict_len,
+                                       const unsigned char hash[32]);
 void adf_decoder_destroy(adf_decoder_t *d);
 
 /* Feed len bytes of input; decoded bytes go to out.  Returns 1 when the
@@ -30,5 +38,11 @@ int adf_decoder_feed(adf_decoder_t *d, const unsigned char *in, size_t len,
  * not end exactly at the end of in. */
 long adf_decode_all(adf_coding_e c, const unsigned char *in, size_t len,
                     unsigned char *out, size_t cap, int complete);
+
+/* The same with a dictionary (adf_decoder_create_dict). */
+long adf_decode_all_dict(adf_coding_e c, const unsigned char *dict,
+                         size_t dict_len, const unsigned char hash[32],
+                         const unsigned char *in, size_t len,
+                         unsigned char *out, size_t cap, int complete);
 
 #endif /* ADF_DECODE_H */

@@ -687,8 +687,9 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         ctx->timed = adf_rand01() < ADF_TIMED_SHARE;
         ctx->count_eligible = len < 0;
         ctx->slow = slow;
-        rv = adf_stream_open(&ctx->stream, r->pool, d.coding, d.level, len,
-                             flags, 0, sink, ctx);
+        adf_stream_opts_t o = { adf_coding(d.coding), d.level, len, flags };
+
+        rv = adf_stream_open(&ctx->stream, r->pool, &o, sink, ctx);
         if (rv != APR_SUCCESS) {
             ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, ADFLOGNO(00007)
                           "cannot start %s level %d; sending uncompressed",
@@ -700,7 +701,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
             f->ctx = NULL;
             return step_aside(f, bb);
         }
-        if (d.coding == ADF_GZIP && adf_conf_length_hiding(dc) > 0) {
+        if (adf_coding(d.coding)->pads && adf_conf_length_hiding(dc) > 0) {
             /* A random header length per response hides how much the body
              * shrank (BREACH): 0 to N bytes, plus the field's own 4. */
             adf_stream_pad(ctx->stream, 4 + (apr_size_t)ap_random_pick(

@@ -134,19 +134,9 @@ static const adf_size_cap_t default_caps[] = {
     { ADF_SIZE_ANY, 4 },
 };
 
-/* On q-value ties, before the operator says. */
-static const adf_coding_e preference[] = { ADF_BR, ADF_ZSTD, ADF_GZIP };
-
 int adf_policy_default_prefs(adf_coding_e *prefs)
 {
-    int i, n = 0;
-
-    for (i = 0; i < (int)(sizeof(preference) / sizeof(preference[0])); i++) {
-        if (adf_coding(preference[i])) {
-            prefs[n++] = preference[i];
-        }
-    }
-    return n;
+    return adf_coding_prefs(prefs);
 }
 
 void adf_policy_defaults(adf_policy_conf_t *pc)

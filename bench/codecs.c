@@ -54,9 +54,11 @@ static void *respond(void *unused)
             break;
         }
         sem_wait(&slots);
-        if (adf_stream_open(&s, p, coding, level, whole ? (apr_off_t)n : -1,
-                            whole ? ADF_STREAM_WHOLE : 0, 0, count, &out)
-            != APR_SUCCESS) {
+        adf_stream_opts_t o = { adf_coding(coding), level,
+                                whole ? (apr_off_t)n : -1,
+                                whole ? ADF_STREAM_WHOLE : 0 };
+
+        if (adf_stream_open(&s, p, &o, count, &out) != APR_SUCCESS) {
             fprintf(stderr, "codecs: cannot open the stream\n");
             exit(1);
         }

@@ -30,7 +30,8 @@ static int ncodings(void)
         for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
             const adf_coding_t *d = adf_coding((adf_coding_e)c);
 
-            if (d && (!only || !strcmp(only, d->token))) {
+            /* not a coding that needs a dictionary: no stream without one */
+            if (d && !d->needs_dict && (!only || !strcmp(only, d->token))) {
                 codings[n++] = (adf_coding_e)c;
             }
         }
@@ -58,6 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     apr_pool_t *p;
     adf_stream_t *s;
+    adf_stream_opts_t o = { NULL };
     adf_coding_e c;
     buf_t b = { NULL, 0, 0 };
     unsigned char *out;
@@ -85,10 +87,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     data += 4;
     size -= 4;
     apr_pool_create(&p, pool);
-    if (adf_stream_open(&s, p, c, level,
-                        whole || (data[-1] & 1) ? (apr_off_t)size : -1,
-                        whole ? ADF_STREAM_WHOLE : 0, bufsize, collect, &b)
-        != APR_SUCCESS) {
+    o.coding = adf_coding(c);
+    o.level = level;
+    o.size_hint = whole || (data[-1] & 1) ? (apr_off_t)size : -1;
+    o.flags = whole ? ADF_STREAM_WHOLE : 0;
+    o.bufsize = bufsize;
+    if (adf_stream_open(&s, p, &o, collect, &b) != APR_SUCCESS) {
         abort();
     }
     out = malloc(size + 1);

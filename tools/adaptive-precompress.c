@@ -598,6 +598,7 @@ static int compress_file(apr_pool_t *p, const char *path, int in,
                     const struct stat *st, job_t *jobs, int njobs)
 {
     char buf[65536], err[256];
+    adf_stream_opts_t o = { NULL };
     apr_off_t off = 0;
     ssize_t n;
     int i, active = 0;
@@ -614,9 +615,12 @@ static int compress_file(apr_pool_t *p, const char *path, int in,
             j->state = SIB_FAILED;
             continue;
         }
+        o.coding = adf_coding(j->c);
+        o.level = o.coding->strongest;
+        o.size_hint = st->st_size;
+        o.bufsize = 65536;
         j->rv = adf_digest_init(&j->dg) ? APR_ENOMEM
-                : adf_stream_open(&j->s, p, j->c, adf_coding(j->c)->strongest,
-                                  st->st_size, 0, 65536, to_fd, j);
+                : adf_stream_open(&j->s, p, &o, to_fd, j);
         active++;
     }
     while (active) {
@@ -994,9 +998,9 @@ static void check_orphan(int dir, const char *name, const char *path)
 
     for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
         const adf_coding_t *d = adf_coding((adf_coding_e)c);
-        size_t len = strlen(name), e = d ? strlen(d->ext) : 0;
+        size_t len = strlen(name), e = d && d->ext ? strlen(d->ext) : 0;
 
-        if (!d || !has_ext(name, d->ext)) {
+        if (!e || !has_ext(name, d->ext)) {
             continue;
         }
         memcpy(base, name, len - e);
@@ -1308,6 +1312,12 @@ int main(int argc, char **argv)
                         "unavailable coding '%s'\n", esc(v[i]));
                 return finish(2);
             }
+            if (!d->ext) {
+                fprintf(stderr, "adaptive-precompress: %s has no siblings: "
+                        "it is made against a dictionary the client "
+                        "holds\n", d->token);
+                return finish(2);
+            }
             for (j = 0; j < opt.ncodings; j++) {
                 if ((int)opt.codings[j] == c) {
                     break;
@@ -1318,7 +1328,7 @@ int main(int argc, char **argv)
             }
         }
         for (i = ADF_IDENTITY + 1; !codings && i < ADF_NCODINGS; i++) {
-            if (adf_coding((adf_coding_e)i)) {
+            if (adf_coding((adf_coding_e)i) && adf_coding((adf_coding_e)i)->ext) {
                 opt.codings[opt.ncodings++] = (adf_coding_e)i;
             }
         }

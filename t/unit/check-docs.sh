@@ -7,8 +7,12 @@
 # directive and per metric family.
 set -u
 top=${srcdir:-.}
-code=$(sed -n 's/.*AP_INIT_[A-Z0-9_]*("\(AdaptiveDeflate[A-Za-z]*\)".*/\1/p' \
-       "$top/adf_config.c" | sort -u)
+# the table's rows, and one levels directive per coding (adf_coding.h's
+# ADF_CODINGS, made rows with COST_CTX by adf_config.c)
+per_coding=$(sed -n 's/.*X([A-Z0-9_]*, *[a-z0-9_]*, *"\(AdaptiveDeflate[A-Za-z]*\)").*/\1/p' \
+       "$top/adf_coding.h")
+code=$({ sed -n 's/.*AP_INIT_[A-Z0-9_]*("\(AdaptiveDeflate[A-Za-z]*\)".*/\1/p' \
+       "$top/adf_config.c"; printf '%s\n' $per_coding; } | sort -u)
 n=0
 failed=0
 # result OK|FAIL DESCRIPTION [WHY...]
@@ -40,6 +44,9 @@ for d in $code; do
     # .htaccess exactly where the code allows it (DIR_CTX: FileInfo)
     ctx=$(D=$d perl -0ne 'while (/AP_INIT_\w+\(\s*"(\w+)"\s*,\s*[^,]+,\s*[^,]+,\s*(\w+)/g) {
                               print "$2\n" if $1 eq $ENV{D} }' "$top/adf_config.c")
+    if printf '%s\n' $per_coding | grep -qx "$d"; then
+        ctx=COST_CTX
+    fi
     row=$(printf '%s\n' "$section" | grep '^| Context |')
     ovr=$(printf '%s\n' "$section" | grep '^| Override |')
     case $ctx in

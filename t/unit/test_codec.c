@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "adf_codec.h"
 #include "adf_codec_impl.h"
+#include "adf_digest.h"
 #ifdef ADF_HAVE_ZSTD
 #include <zstd.h>
 #endif
@@ -26,6 +27,18 @@ typedef struct {
     size_t max_chunk;
     int chunks;
 } sink_buf_t;
+
+/* adf_stream_open with the options spelled out, as most tests vary them;
+ * a coding this build lacks goes in as NULL (APR_ENOTIMPL). */
+static apr_status_t open_stream(adf_stream_t **s, apr_pool_t *p,
+                                adf_coding_e c, int level, apr_off_t hint,
+                                int flags, apr_size_t bufsize,
+                                adf_sink_fn *sink, void *baton)
+{
+    adf_stream_opts_t o = { adf_coding(c), level, hint, flags, bufsize };
+
+    return adf_stream_open(s, p, &o, sink, baton);
+}
 
 static apr_status_t collect(void *baton, const char *data, apr_size_t len)
 {
@@ -102,7 +115,7 @@ static adf_stream_t *encode(const case_t *c, const unsigned char *in,
     adf_stream_t *s;
     size_t off = 0, piece = 1;
 
-    ck_assert_int_eq(adf_stream_open(&s, pool, c->coding, c->level, hint,
+    ck_assert_int_eq(open_stream(&s, pool, c->coding, c->level, hint,
                                      c->flags, bufsize, collect, b),
                      APR_SUCCESS);
     ck_assert_str_eq(adf_stream_backend(s), c->backend);
@@ -181,7 +194,7 @@ START_TEST(flush_points)
 
         if (c->flags & ADF_STREAM_WHOLE) {
             /* whole streams refuse anything but the one finishing write */
-            ck_assert_int_eq(adf_stream_open(&s, pool, c->coding, c->level,
+            ck_assert_int_eq(open_stream(&s, pool, c->coding, c->level,
                                              (apr_off_t)n, c->flags, 0,
                                              collect, &b), APR_SUCCESS);
             ck_assert_int_eq(adf_stream_write(s, (const char *)in, 1,
@@ -191,7 +204,7 @@ START_TEST(flush_points)
             continue;
         }
         /* 1: below the minimum, which must keep flushes finite */
-        ck_assert_int_eq(adf_stream_open(&s, pool, c->coding, c->level, -1,
+        ck_assert_int_eq(open_stream(&s, pool, c->coding, c->level, -1,
                                          c->flags, 1, collect, &b),
                          APR_SUCCESS);
         while (off < n) {
@@ -269,7 +282,7 @@ START_TEST(zstd_window)
     sink_buf_t b = { NULL, 0, 0, 0, 0 };
     adf_stream_t *s;
 
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_ZSTD, 19, -1, 0, 65536,
+    ck_assert_int_eq(open_stream(&s, pool, ADF_ZSTD, 19, -1, 0, 65536,
                                      collect, &b), APR_SUCCESS);
     ck_assert_int_eq(adf_stream_write(s, (const char *)in, n,
                                       ADF_OP_FINISH), APR_SUCCESS);
@@ -315,7 +328,7 @@ START_TEST(zstd_streams_are_fitted)
         size_t len = cs[i].hint > 0 ? (size_t)cs[i].hint : n, off;
         adf_stream_t *s;
 
-        ck_assert_int_eq(adf_stream_open(&s, pool, ADF_ZSTD, cs[i].level,
+        ck_assert_int_eq(open_stream(&s, pool, ADF_ZSTD, cs[i].level,
                                          cs[i].hint, 0, 0, collect, &b),
                          APR_SUCCESS);
         for (off = 0; off < len; off += 100000) {
@@ -349,28 +362,28 @@ START_TEST(levels_and_errors)
     sink_buf_t b = { NULL, 0, 0, 0, 0 };
     adf_stream_t *s;
 
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 9, 10, 0, 0, collect,
+    ck_assert_int_eq(open_stream(&s, pool, ADF_GZIP, 9, 10, 0, 0, collect,
                                      &b), APR_SUCCESS);
     adf_stream_write(s, "hello hello", 11, ADF_OP_FINISH);
     ck_assert_int_eq(b.data[8], 2);
     b.len = 0;
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 1, 10,
+    ck_assert_int_eq(open_stream(&s, pool, ADF_GZIP, 1, 10,
                                      ADF_STREAM_PAD, 0, collect, &b),
                      APR_SUCCESS);
     adf_stream_write(s, "hello hello", 11, ADF_OP_FINISH);
     ck_assert_int_eq(b.data[8], 4);
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 0, 10, 0, 0, collect,
+    ck_assert_int_eq(open_stream(&s, pool, ADF_GZIP, 0, 10, 0, 0, collect,
                                      &b), APR_EINVAL);
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 10, 10, 0, 0,
+    ck_assert_int_eq(open_stream(&s, pool, ADF_GZIP, 10, 10, 0, 0,
                                      collect, &b), APR_EINVAL);
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_IDENTITY, 1, 10, 0, 0,
+    ck_assert_int_eq(open_stream(&s, pool, ADF_IDENTITY, 1, 10, 0, 0,
                                      collect, &b), APR_ENOTIMPL);
 #ifdef ADF_HAVE_BROTLI
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_BR, 12, 10, 0, 0, collect,
+    ck_assert_int_eq(open_stream(&s, pool, ADF_BR, 12, 10, 0, 0, collect,
                                      &b), APR_EINVAL);
 #endif
 #ifdef ADF_HAVE_ZSTD
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_ZSTD, 20, 10, 0, 0,
+    ck_assert_int_eq(open_stream(&s, pool, ADF_ZSTD, 20, 10, 0, 0,
                                      collect, &b), APR_EINVAL);
 #endif
     free(b.data);
@@ -389,7 +402,7 @@ START_TEST(gzip_padding)
 
     for (n = 4; n < 600; n += 97) {
         b.len = 0;
-        ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 6, -1,
+        ck_assert_int_eq(open_stream(&s, pool, ADF_GZIP, 6, -1,
                                          ADF_STREAM_PAD, 0, collect, &b),
                          APR_SUCCESS);
         ck_assert_int_eq(adf_stream_pad(s, n), APR_SUCCESS);
@@ -403,7 +416,7 @@ START_TEST(gzip_padding)
         ck_assert_int_eq(adf_stream_pad(s, 8), APR_EINVAL);
     }
 #ifdef ADF_HAVE_BROTLI
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_BR, 5, -1, 0, 0, collect,
+    ck_assert_int_eq(open_stream(&s, pool, ADF_BR, 5, -1, 0, 0, collect,
                                      &b), APR_SUCCESS);
     ck_assert_int_eq(adf_stream_pad(s, 8), APR_ENOTIMPL);
 #endif
@@ -421,17 +434,17 @@ START_TEST(best_is_strongest)
     sink_buf_t a = { 0 }, b = { 0 };
     adf_stream_t *s;
 
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 9, (apr_off_t)n,
+    ck_assert_int_eq(open_stream(&s, pool, ADF_GZIP, 9, (apr_off_t)n,
                                      top.flags, 0, collect, &a), APR_SUCCESS);
     ck_assert_int_eq(adf_stream_write(s, (const char *)in, n, ADF_OP_FINISH),
                      APR_SUCCESS);
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 9, (apr_off_t)n,
+    ck_assert_int_eq(open_stream(&s, pool, ADF_GZIP, 9, (apr_off_t)n,
                                      top.flags | ADF_STREAM_BEST, 0, collect,
                                      &b), APR_SUCCESS);
     ck_assert_int_eq(adf_stream_write(s, (const char *)in, n, ADF_OP_FINISH),
                      APR_SUCCESS);
     ck_assert_msg(b.len <= a.len, "best %zu > level 9 %zu", b.len, a.len);
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_GZIP, 9, -1,
+    ck_assert_int_eq(open_stream(&s, pool, ADF_GZIP, 9, -1,
                                      ADF_STREAM_BEST, 0, collect, &b),
                      APR_SUCCESS);
     ck_assert_str_eq(adf_stream_backend(s), "zlib");
@@ -459,7 +472,7 @@ static void round_trip_one(adf_coding_e coding, int level, int flags,
     size_t off = 0, piece = 1;
     long got;
 
-    ck_assert_int_eq(adf_stream_open(&s, pool, coding, level, hint, flags, 0,
+    ck_assert_int_eq(open_stream(&s, pool, coding, level, hint, flags, 0,
                                      collect, &b), APR_SUCCESS);
     if (flags & ADF_STREAM_WHOLE) {
         ck_assert_int_eq(adf_stream_write(s, (const char *)in, n,
@@ -513,7 +526,7 @@ START_TEST(reuse_after_abandon)
         int i;
 
         for (i = 0; i < 3; i++) {
-            ck_assert_int_eq(adf_stream_open(&s, pool, c->coding, c->level,
+            ck_assert_int_eq(open_stream(&s, pool, c->coding, c->level,
                                              (c->flags & ADF_STREAM_WHOLE)
                                              ? (apr_off_t)m : -1,
                                              c->flags, 0, collect, &b),
@@ -561,7 +574,7 @@ START_TEST(reuse_after_flush)
         if ((c->flags & ADF_STREAM_WHOLE) || !reusable(c)) {
             continue;
         }
-        ck_assert_int_eq(adf_stream_open(&s, pool, c->coding, c->level, -1,
+        ck_assert_int_eq(open_stream(&s, pool, c->coding, c->level, -1,
                                          c->flags, 0, collect, &b),
                          APR_SUCCESS);
         ck_assert_int_eq(adf_stream_write(s, (const char *)in, 1000,
@@ -680,7 +693,7 @@ START_TEST(reuse_after_padding)
     for (i = 0; i < 4; i++) {
         apr_pool_create(&p, pool);
         b.len = 0;
-        ck_assert_int_eq(adf_stream_open(&s, p, ADF_GZIP, 6, -1,
+        ck_assert_int_eq(open_stream(&s, p, ADF_GZIP, 6, -1,
                                          i % 2 ? 0 : ADF_STREAM_PAD, 0,
                                          collect, &b), APR_SUCCESS);
         ck_assert_str_eq(adf_stream_backend(s), "zlib");
@@ -730,7 +743,7 @@ START_TEST(staged_length_fits)
     adf_stream_t *s;
 
 #ifdef ADF_HAVE_ZSTD
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_ZSTD, 12, -1, 0, 0,
+    ck_assert_int_eq(open_stream(&s, pool, ADF_ZSTD, 12, -1, 0, 0,
                                      collect, &b), APR_SUCCESS);
     adf_stream_write(s, (const char *)in, 1800, ADF_OP_WRITE);
     adf_stream_write(s, (const char *)in + 1800, 1800, ADF_OP_WRITE);
@@ -739,7 +752,7 @@ START_TEST(staged_length_fits)
     ck_assert_uint_eq(ZSTD_getFrameContentSize(b.data, b.len), n);
     adf_stream_close(s);
     b.len = 0;
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_ZSTD, 12, -1, 0, 0,
+    ck_assert_int_eq(open_stream(&s, pool, ADF_ZSTD, 12, -1, 0, 0,
                                      collect, &b), APR_SUCCESS);
     adf_stream_write(s, (const char *)in, 300000, ADF_OP_WRITE);
     adf_stream_write(s, NULL, 0, ADF_OP_FINISH);
@@ -750,14 +763,14 @@ START_TEST(staged_length_fits)
     b.len = 0;
 #endif
 #ifdef ADF_HAVE_BROTLI
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_BR, 5, -1, 0, 0,
+    ck_assert_int_eq(open_stream(&s, pool, ADF_BR, 5, -1, 0, 0,
                                      collect, &b), APR_SUCCESS);
     adf_stream_write(s, (const char *)in, 1800, ADF_OP_WRITE);
     adf_stream_write(s, (const char *)in + 1800, 1800, ADF_OP_FINISH);
     ck_assert_int_eq(brotli_window(b.data), 12);
     adf_stream_close(s);
     b.len = 0;
-    ck_assert_int_eq(adf_stream_open(&s, pool, ADF_BR, 5, -1, 0, 0,
+    ck_assert_int_eq(open_stream(&s, pool, ADF_BR, 5, -1, 0, 0,
                                      collect, &b), APR_SUCCESS);
     adf_stream_write(s, (const char *)in, 300000, ADF_OP_WRITE);
     adf_stream_write(s, NULL, 0, ADF_OP_FINISH);
@@ -791,7 +804,7 @@ START_TEST(pool_is_bounded)
 
     for (ci = 0; ci < (int)(sizeof(codings) / sizeof(codings[0])); ci++) {
         for (i = 0; i < N; i++) {
-            ck_assert_int_eq(adf_stream_open(&s[i], pool, codings[ci], 6, -1,
+            ck_assert_int_eq(open_stream(&s[i], pool, codings[ci], 6, -1,
                                              0, 0, collect, &b),
                              APR_SUCCESS);
             ck_assert_int_eq(adf_stream_write(s[i], (const char *)in, 200000,
@@ -827,7 +840,7 @@ START_TEST(pool_trims_idle)
     int c;
 
     for (c = ADF_GZIP; c < ADF_NCODINGS; c++) {
-        if (adf_coding(c)) {
+        if (adf_coding(c) && !adf_coding(c)->needs_dict) {
             round_trip_one(c, 6, 0, in, 100000, -1, 0, "before the trim");
         }
     }
@@ -842,7 +855,7 @@ START_TEST(pool_trims_idle)
     ck_assert_int_eq(st.idle_blocks, 0);
     ck_assert_uint_eq(st.mapped_bytes, 0);
     for (c = ADF_GZIP; c < ADF_NCODINGS; c++) {
-        if (adf_coding(c)) {
+        if (adf_coding(c) && !adf_coding(c)->needs_dict) {
             round_trip_one(c, 6, 0, in, 100000, -1, 0, "after the trim");
         }
     }
@@ -884,7 +897,7 @@ static void *stream_worker(void *data)
         r = r * 1103515245 + 12345;
         k = (int)((r >> 8) % NMIX);
         n = (r >> 4) % 70000;
-        if (adf_stream_open(&s, p, mix[k].c, mix[k].level,
+        if (open_stream(&s, p, mix[k].c, mix[k].level,
                             (r & 1) ? -1 : (apr_off_t)n, 0, 0, collect, &b)
             != APR_SUCCESS) {
             a->failures++;
@@ -1015,7 +1028,7 @@ START_TEST(pool_survives_fork)
                     sink_buf_t b = { NULL, 0, 0, 0, 0 };
                     adf_stream_t *s;
 
-                    if (adf_stream_open(&s, p, cs[k], 6, -1, 0, 0, collect,
+                    if (open_stream(&s, p, cs[k], 6, -1, 0, 0, collect,
                                         &b) != APR_SUCCESS
                         || adf_stream_write(s, (const char *)in, 50000,
                                             ADF_OP_FINISH) != APR_SUCCESS
@@ -1045,6 +1058,213 @@ START_TEST(pool_survives_fork)
 }
 END_TEST
 
+#ifdef ADF_HAVE_ZSTD
+/* ---- dcz: zstd against a dictionary (RFC 9842) ---- */
+
+/* Two versions of a file: v2 is v1 with a few edits, as a release. */
+static unsigned char *version(size_t n, int v)
+{
+    unsigned char *p = make_input(n, 1);
+    size_t i;
+
+    for (i = 1000; v > 1 && i + 8 < n; i += 7919) {
+        memcpy(p + i, "v2 edit!", 8);
+    }
+    return p;
+}
+
+static void dict_of(adf_dict_t *dict, const unsigned char *data, size_t len)
+{
+    adf_digest_t dg;
+
+    dict->data = data;
+    dict->len = len;
+    ck_assert_int_eq(adf_digest_init(&dg), 0);
+    adf_digest_update(&dg, data, len);
+    ck_assert_int_eq(adf_digest_final(&dg, dict->hash), 0);
+}
+
+/* Encode in with coding c against dict (NULL: none), in pieces of piece
+ * bytes with a flush after each when flush is set. */
+static apr_status_t encode_dict(adf_coding_e c, int level, const adf_dict_t *dict,
+                                const unsigned char *in, size_t n,
+                                apr_off_t hint, int flags, size_t piece,
+                                int flush, sink_buf_t *b)
+{
+    adf_stream_opts_t o = { adf_coding(c), level, hint, flags, 0, dict };
+    adf_stream_t *st;
+    apr_status_t rv;
+    size_t off = 0;
+
+    if ((rv = adf_stream_open(&st, pool, &o, collect, b)) != APR_SUCCESS) {
+        return rv;
+    }
+    while (!(flags & ADF_STREAM_WHOLE) && n - off > piece) {
+        ck_assert_int_eq(adf_stream_write(st, (const char *)in + off, piece,
+                                          flush ? ADF_OP_FLUSH : ADF_OP_WRITE),
+                         APR_SUCCESS);
+        off += piece;
+    }
+    rv = adf_stream_write(st, (const char *)in + off, n - off, ADF_OP_FINISH);
+    adf_stream_close(st);
+    return rv;
+}
+
+START_TEST(dcz_round_trips)
+{
+    static const int levels[] = { 1, 3, 8, 12, 19 };
+    size_t n = 200000;
+    unsigned char *v1 = version(n, 1), *v2 = version(n, 2);
+    unsigned char *out = malloc(n + 1);
+    adf_dict_t dict;
+    int li, mode;
+
+    dict_of(&dict, v1, n);
+    for (li = 0; li < (int)(sizeof(levels) / sizeof(levels[0])); li++) {
+        /* whole, known length streamed, unknown length, with flushes */
+        for (mode = 0; mode < 4; mode++) {
+            sink_buf_t b = { NULL, 0, 0, 0, 0 }, z = { NULL, 0, 0, 0, 0 };
+            int flags = mode == 0 ? ADF_STREAM_WHOLE : 0;
+            apr_off_t hint = mode <= 1 ? (apr_off_t)n : -1;
+            long got;
+
+            ck_assert_int_eq(encode_dict(ADF_DCZ, levels[li], &dict, v2, n,
+                                         hint, flags, 8000, mode == 3, &b),
+                             APR_SUCCESS);
+            ck_assert_uint_gt(b.len, 40);
+            ck_assert(!memcmp(b.data, "\x5e\x2a\x4d\x18\x20\x00\x00\x00", 8));
+            ck_assert(!memcmp(b.data + 8, dict.hash, 32));
+            got = adf_decode_all_dict(ADF_DCZ, v1, n, dict.hash, b.data, b.len,
+                                      out, n + 1, 1);
+            ck_assert_msg(got == (long)n && !memcmp(out, v2, n),
+                          "level %d mode %d: decoded %ld", levels[li], mode,
+                          got);
+            /* the dictionary is what makes it small */
+            ck_assert_int_eq(encode_dict(ADF_ZSTD, levels[li], NULL, v2, n,
+                                         hint, flags, 8000, mode == 3, &z),
+                             APR_SUCCESS);
+            ck_assert_msg(b.len * 4 < z.len, "level %d mode %d: dcz %zu, "
+                          "zstd %zu", levels[li], mode, b.len, z.len);
+            free(b.data);
+            free(z.data);
+        }
+    }
+    free(v1);
+    free(v2);
+    free(out);
+}
+END_TEST
+
+/* The zstd tool's --patch-from, which uses the dictionary as raw content
+ * as dcz does, reads what follows the header. */
+START_TEST(dcz_reference_tool)
+{
+    size_t n = 100000;
+    unsigned char *v1 = version(n, 1), *v2 = version(n, 2);
+    sink_buf_t b = { NULL, 0, 0, 0, 0 };
+    char dpath[64], zpath[64], opath[64], cmd[320];
+    adf_dict_t dict;
+    FILE *f;
+    unsigned char *back = malloc(n + 1);
+
+    dict_of(&dict, v1, n);
+    ck_assert_int_eq(encode_dict(ADF_DCZ, 6, &dict, v2, n, -1, 0, 4096, 0,
+                                 &b), APR_SUCCESS);
+    snprintf(dpath, sizeof(dpath), "/tmp/adf-dcz-%d.dict", (int)getpid());
+    snprintf(zpath, sizeof(zpath), "/tmp/adf-dcz-%d.zst", (int)getpid());
+    snprintf(opath, sizeof(opath), "/tmp/adf-dcz-%d.out", (int)getpid());
+    ck_assert_ptr_nonnull(f = fopen(dpath, "wb"));
+    ck_assert_uint_eq(fwrite(v1, 1, n, f), n);
+    fclose(f);
+    ck_assert_ptr_nonnull(f = fopen(zpath, "wb"));
+    ck_assert_uint_eq(fwrite(b.data + 40, 1, b.len - 40, f), b.len - 40);
+    fclose(f);
+    snprintf(cmd, sizeof(cmd), "zstd -q -f -d --patch-from=%s %s -o %s",
+             dpath, zpath, opath);
+    ck_assert_msg(system(cmd) == 0, "%s", cmd);
+    ck_assert_ptr_nonnull(f = fopen(opath, "rb"));
+    ck_assert_uint_eq(fread(back, 1, n + 1, f), n);
+    fclose(f);
+    ck_assert(!memcmp(back, v2, n));
+    unlink(dpath);
+    unlink(zpath);
+    unlink(opath);
+    free(b.data);
+    free(back);
+    free(v1);
+    free(v2);
+}
+END_TEST
+
+/* A dictionary that starts with zstd's dictionary magic is still raw
+ * content: a decoder that took it for a zstd dictionary would fail. */
+START_TEST(dcz_raw_content)
+{
+    size_t n = 50000;
+    unsigned char *v1 = version(n, 1), *v2 = version(n, 2);
+    unsigned char *out = malloc(n + 1);
+    sink_buf_t b = { NULL, 0, 0, 0, 0 };
+    adf_dict_t dict;
+
+    memcpy(v1, "\x37\xa4\x30\xec", 4);
+    memcpy(v2, "\x37\xa4\x30\xec", 4);
+    dict_of(&dict, v1, n);
+    ck_assert_int_eq(encode_dict(ADF_DCZ, 3, &dict, v2, n, (apr_off_t)n, 0,
+                                 n, 0, &b), APR_SUCCESS);
+    ck_assert_int_eq(adf_decode_all_dict(ADF_DCZ, v1, n, dict.hash, b.data,
+                                         b.len, out, n + 1, 1), (long)n);
+    ck_assert(!memcmp(out, v2, n));
+    ck_assert_uint_lt(b.len, n / 20);
+    free(b.data);
+    free(out);
+    free(v1);
+    free(v2);
+}
+END_TEST
+
+START_TEST(dcz_errors)
+{
+    size_t n = 20000;
+    unsigned char *v1 = version(n, 1), *v2 = version(n, 2);
+    unsigned char *out = malloc(n + 1), other[32];
+    sink_buf_t b = { NULL, 0, 0, 0, 0 };
+    adf_dict_t dict;
+
+    dict_of(&dict, v1, n);
+    /* dcz needs a dictionary; the others take none */
+    ck_assert_int_eq(encode_dict(ADF_DCZ, 3, NULL, v2, n, -1, 0, n, 0, &b),
+                     APR_EINVAL);
+    ck_assert_int_eq(encode_dict(ADF_ZSTD, 3, &dict, v2, n, -1, 0, n, 0, &b),
+                     APR_EINVAL);
+    ck_assert_int_eq(encode_dict(ADF_DCZ, 20, &dict, v2, n, -1, 0, n, 0, &b),
+                     APR_EINVAL);
+    ck_assert_uint_eq(b.len, 0);
+    ck_assert_int_eq(encode_dict(ADF_DCZ, 3, &dict, v2, n, -1, 0, n, 0, &b),
+                     APR_SUCCESS);
+    /* decoding needs the dictionary the header names */
+    memcpy(other, dict.hash, 32);
+    other[31] ^= 1;
+    ck_assert_int_eq(adf_decode_all_dict(ADF_DCZ, v1, n, other, b.data, b.len,
+                                         out, n + 1, 1), -1);
+    ck_assert_ptr_null(adf_decoder_create(ADF_DCZ));
+    ck_assert_ptr_null(adf_decoder_create_dict(ADF_ZSTD, v1, n, dict.hash));
+    /* cut in the header, in the frame */
+    ck_assert_int_eq(adf_decode_all_dict(ADF_DCZ, v1, n, dict.hash, b.data, 20,
+                                         out, n + 1, 1), -1);
+    ck_assert_int_eq(adf_decode_all_dict(ADF_DCZ, v1, n, dict.hash, b.data,
+                                         b.len - 1, out, n + 1, 1), -1);
+    /* another dictionary of the same length: the header says no */
+    v1[5] ^= 1;
+    ck_assert_int_eq(adf_decode_all_dict(ADF_DCZ, v1, n, other, b.data, b.len,
+                                         out, n + 1, 1), -1);
+    free(b.data);
+    free(out);
+    free(v1);
+    free(v2);
+}
+END_TEST
+#endif /* ADF_HAVE_ZSTD */
+
 int main(void)
 {
     Suite *s = suite_create("codec");
@@ -1059,6 +1279,10 @@ int main(void)
 #ifdef ADF_HAVE_ZSTD
     slow_test(zstd_window);
     slow_test(zstd_streams_are_fitted);
+    slow_test(dcz_round_trips);
+    slow_test(dcz_reference_tool);
+    slow_test(dcz_raw_content);
+    slow_test(dcz_errors);
 #endif
     slow_test(levels_and_errors);
     slow_test(gzip_padding);

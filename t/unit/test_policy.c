@@ -27,6 +27,8 @@ static void policy_setup(void)
     conf.level_max[ADF_BR] = 11;
     conf.level_min[ADF_ZSTD] = 1;
     conf.level_max[ADF_ZSTD] = 12;
+    conf.level_min[ADF_DCZ] = 1;
+    conf.level_max[ADF_DCZ] = 12;
     conf.min_length = 100;
     /* br zstd gzip, of those this build has (as the config allows) */
     conf.nprefs = 0;
