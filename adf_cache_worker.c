@@ -68,9 +68,6 @@
 #define RESERVE_SHARE 20                /* a twentieth ... */
 #define RESERVE_MAX ((apr_off_t)1 << 30)        /* ... at most 1 GB */
 
-/* The order entries are made in: what most clients take first. */
-static const adf_coding_e order[] = { ADF_BR, ADF_GZIP, ADF_ZSTD };
-
 typedef struct {
     int active;
     adf_cache_item_t item;
@@ -596,7 +593,8 @@ static int start_job(const adf_cache_gen_t *g, apr_pool_t *parent)
 {
     job_t *j = &w.job;
     adf_cache_rec_t *rec;
-    int k, read = SOURCE_CHANGED;
+    adf_coding_e order[ADF_NCODINGS];   /* what most clients take first */
+    int k, n, read = SOURCE_CHANGED;
 
     memset(j, 0, sizeof(*j));
     j->fd = -1;
@@ -616,10 +614,11 @@ static int start_job(const adf_cache_gen_t *g, apr_pool_t *parent)
         return 1;
     }
     rec = adf_cache_index_find(&w.index[j->item.cache], j->item.hash);
-    for (k = 0; k < (int)(sizeof(order) / sizeof(order[0])); k++) {
+    n = adf_coding_cache_order(order);
+    for (k = 0; k < n; k++) {
         adf_coding_e c = order[k];
 
-        if ((j->item.codings & 1u << c) && adf_coding(c)
+        if ((j->item.codings & 1u << c)
             && !still_there(g, (int)j->item.cache, rec, c)) {
             j->todo[j->ntodo++] = c;
         }
