@@ -37,6 +37,7 @@ struct adf_cache_req_t {
     adf_ident_t key;            /* r's file */
     apr_uint64_t hash;
     unsigned char digest[ADF_DIGEST_LEN];   /* of the entry found */
+    unsigned char source[ADF_DIGEST_LEN];   /* ... of the file it holds */
 };
 
 static adf_cache_gen_t *gen;
@@ -458,6 +459,7 @@ typedef struct {
     adf_coding_e coding;
     apr_off_t length;           /* of the coded bytes */
     unsigned char digest[ADF_DIGEST_LEN];
+    unsigned char source[ADF_DIGEST_LEN];
 } memo_t;
 
 static apr_pool_t *memo_pool;
@@ -604,6 +606,7 @@ static const char *check_entry(const adf_cache_req_t *cr, adf_coding_e c,
     m->coding = c;
     m->length = (apr_off_t)tr.length;
     memcpy(m->digest, tr.digest, ADF_DIGEST_LEN);
+    memcpy(m->source, tr.source, ADF_DIGEST_LEN);
     return NULL;
 }
 
@@ -673,12 +676,103 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
     fi->fname = *path;
     fi->size = m.length;
     memcpy(cr->digest, m.digest, ADF_DIGEST_LEN);
+    memcpy(cr->source, m.source, ADF_DIGEST_LEN);
     return 1;
 }
 
 const unsigned char *adf_cache_digest(const adf_cache_req_t *cr)
 {
     return cr->digest;
+}
+
+const unsigned char *adf_cache_source(const adf_cache_req_t *cr)
+{
+    return cr->source;
+}
+
+/* The dictionary file whose SHA-256 is hash in cache directory index,
+ * open (fd, and *st), owned by the worker; -1 when there is none. */
+static int open_dict(request_rec *r, int index, const unsigned char *hash,
+                     struct stat *st)
+{
+    char name[ADF_CACHE_NAME_MAX];
+    int fd, *held;
+
+    adf_cache_entry_name(name, adf_cache_dict_hash(hash), ADF_IDENTITY);
+    if ((fd = openat(gen->dir[index].fd, name,
+                     O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+        return -1;
+    }
+    held = apr_palloc(r->pool, sizeof(*held));
+    *held = fd;
+    apr_pool_cleanup_register(r->pool, held, close_fd, apr_pool_cleanup_null);
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)
+        || st->st_uid != geteuid()) {
+        return -1;
+    }
+    return fd;
+}
+
+int adf_cache_dict_kept(request_rec *r, const adf_cache_req_t *cr)
+{
+    struct stat st;
+
+    return open_dict(r, cr->index, cr->source, &st) >= 0;
+}
+
+int adf_cache_dict_load(request_rec *r, const adf_dir_conf_t *dc,
+                        const unsigned char *hash, adf_dict_t *out)
+{
+    const adf_srv_conf_t *sc = ap_get_module_config(r->server->module_config,
+                                                    &adaptive_deflate_module);
+    adf_cache_trailer_t tr;
+    unsigned char *buf, sha[ADF_DIGEST_LEN];
+    adf_digest_t dg;
+    struct stat st;
+    apr_size_t got = 0;
+    int fd;
+
+    if (!adf_cache_applies(r, dc)
+        || (fd = open_dict(r, sc->cache->index, hash, &st)) < 0
+        || adf_cache_trailer_read(fd, st.st_size, &tr) != ADF_CACHE_TRAILER_OK
+        || tr.coding != ADF_IDENTITY || tr.length > ADF_DICT_MAX
+        || memcmp(tr.source, hash, ADF_DIGEST_LEN)) {
+        return 0;
+    }
+    buf = apr_palloc(r->pool, (apr_size_t)tr.length ? (apr_size_t)tr.length
+                                                    : 1);
+    while (got < tr.length) {
+        ssize_t n = pread(fd, buf + got, (apr_size_t)tr.length - got,
+                          (off_t)got);
+
+        if (n <= 0 && !(n < 0 && errno == EINTR)) {
+            return 0;
+        }
+        got += n > 0 ? (apr_size_t)n : 0;
+    }
+    /* the client named these bytes: they must be exactly those */
+    if (adf_digest_init(&dg) != 0) {
+        return 0;
+    }
+    adf_digest_update(&dg, buf, got);
+    if (adf_digest_final(&dg, sha) != 0 || memcmp(sha, hash, sizeof(sha))) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, ADFLOGNO(00030)
+                      "dictionary %016" APR_UINT64_T_HEX_FMT ".dict in %s "
+                      "does not hold the bytes it is named for: not used",
+                      adf_cache_dict_hash(hash), sc->cache->dir);
+        return 0;
+    }
+    out->data = buf;
+    out->len = got;
+    memcpy(out->hash, hash, ADF_DIGEST_LEN);
+    /* its last use, for the LRU */
+    apr_atomic_set64(&gen->sh->touch[adf_cache_dict_hash(hash)
+                                     % ADF_CACHE_TOUCH].hash,
+                     adf_cache_dict_hash(hash));
+    apr_atomic_set64(&gen->sh->touch[adf_cache_dict_hash(hash)
+                                     % ADF_CACHE_TOUCH].used,
+                     (apr_uint64_t)r->request_time);
+    return 1;
 }
 
 void adf_cache_hit(request_rec *r, adf_cache_req_t *cr)
@@ -696,12 +790,19 @@ void adf_cache_hit(request_rec *r, adf_cache_req_t *cr)
 void adf_cache_miss(request_rec *r, adf_cache_req_t *cr,
                     apr_uint32_t codings)
 {
+    apr_table_setn(r->notes, ADF_NOTE_PREFIX "cache", "miss");
+    apr_atomic_inc64(&gen->sh->counts[cr->index].misses);
+    adf_cache_queue(r, cr, codings);
+}
+
+void adf_cache_queue(request_rec *r, adf_cache_req_t *cr,
+                     apr_uint32_t codings)
+{
     adf_cache_shared_t *sh = gen->sh;
     adf_cache_counts_t *n = &sh->counts[cr->index];
     adf_cache_item_t *it;
     apr_uint32_t i;
-    apr_table_setn(r->notes, ADF_NOTE_PREFIX "cache", "miss");
-    apr_atomic_inc64(&n->misses);
+
     if (adf_cache_lock(sh)) {
         return;
     }

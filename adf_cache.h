@@ -15,6 +15,7 @@
 
 #include "adf_private.h"
 #include "adf_config.h"
+#include "adf_codec.h"
 
 /* check_config hook: every cache directory exists, the children's user may
  * write and search it, nobody else may write it or replace any directory
@@ -58,6 +59,21 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
  * their ETag's. */
 const unsigned char *adf_cache_digest(const adf_cache_req_t *cr);
 
+/* The SHA-256 of the bytes of the file the entry found holds (its name
+ * as a dictionary). */
+const unsigned char *adf_cache_source(const adf_cache_req_t *cr);
+
+/* Is the file of the entry adf_cache_lookup found kept as a dictionary
+ * (AdaptiveDeflateDictionaryVersions: its bytes, named from their
+ * SHA-256)?  Then a client may be told to keep it. */
+int adf_cache_dict_kept(request_rec *r, const adf_cache_req_t *cr);
+
+/* The dictionary whose SHA-256 is hash, from the cache used for r (a
+ * version of a static file it kept): its bytes, read into r->pool and
+ * checked against hash, into *out.  1, or 0 when there is none. */
+int adf_cache_dict_load(request_rec *r, const adf_dir_conf_t *dc,
+                        const unsigned char *hash, adf_dict_t *out);
+
 /* The outcome, for the note, the counters and the queue: r was answered
  * from the cache (hit), or not although it could have been: r's file is
  * queued, to be made in codings (a bit per adf_coding_e: those r's
@@ -65,6 +81,12 @@ const unsigned char *adf_cache_digest(const adf_cache_req_t *cr);
 void adf_cache_hit(request_rec *r, adf_cache_req_t *cr);
 void adf_cache_miss(request_rec *r, adf_cache_req_t *cr,
                     apr_uint32_t codings);
+
+/* Queue r's file (r->filename: before a swap) for the worker to make in
+ * codings, without counting a miss (bit ADF_IDENTITY: F's bytes as a
+ * dictionary). */
+void adf_cache_queue(request_rec *r, adf_cache_req_t *cr,
+                     apr_uint32_t codings);
 
 #define ADF_CACHE_DIRS 16       /* distinct cache directories */
 

@@ -10,7 +10,10 @@
 #include <zlib.h>
 
 #define TEMP_SEP ".tmp."
-#define TRAILER_VERSION 2
+#define TRAILER_VERSION 3
+/* A dictionary: a source's own bytes, named from their SHA-256. */
+#define DICT_EXT ".dict"
+#define IDENTITY_TOKEN "identity"
 static const char magic[8] = { 'A', 'D', 'F', 'c', 'a', 'c', 'h', 'e' };
 
 static adf_ts_t ts_usec(adf_ts_t t)
@@ -56,7 +59,18 @@ void adf_cache_entry_name(char *buf, apr_uint64_t hash, adf_coding_e c)
     const adf_coding_t *d = adf_coding(c);
 
     snprintf(buf, ADF_CACHE_NAME_MAX, "%016" APR_UINT64_T_HEX_FMT "%s",
-             hash, d ? d->ext : ".x");
+             hash, c == ADF_IDENTITY ? DICT_EXT : d && d->ext ? d->ext : ".x");
+}
+
+apr_uint64_t adf_cache_dict_hash(const unsigned char *sha)
+{
+    apr_uint64_t h = 0;
+    int i;
+
+    for (i = 0; i < 8; i++) {
+        h = h << 8 | sha[i];
+    }
+    return h;
 }
 
 void adf_cache_temp_name(char *buf, const char *name, long pid)
@@ -94,11 +108,16 @@ adf_cache_file_e adf_cache_file_kind(const char *name, apr_uint64_t *hash,
             d = NULL;
         }
     }
-    if (!d) {
+    if (d) {
+        *c = d->id;
+    }
+    else if (len == strlen(DICT_EXT) && !memcmp(rest, DICT_EXT, len)) {
+        *c = ADF_IDENTITY;
+    }
+    else {
         return ADF_CACHE_FILE_OTHER;
     }
     *hash = h;
-    *c = d->id;
     if (!tmp) {
         return ADF_CACHE_FILE_ENTRY;
     }
@@ -154,24 +173,31 @@ static apr_uint64_t get64(const unsigned char *p)
     return (apr_uint64_t)get32(p) | (apr_uint64_t)get32(p + 4) << 32;
 }
 
-/* Layout: version, the coding's token (NUL-padded), length, dev, ino,
- * size, mtime s, mtime ns, ctime ns, ctime s, CRC of the bytes, their
- * SHA-256, CRC of bytes 0-103, magic. */
+/* Layout: version, the coding's token (NUL-padded; "identity" for a
+ * dictionary), length, dev, ino, size, mtime s, mtime ns, ctime ns,
+ * ctime s, CRC of the bytes, their SHA-256, the source's SHA-256, CRC of
+ * bytes 0-135, magic. */
 #define TOKEN_AT 4
 #define TOKEN_LEN 8
 #define DIGEST_AT 72
-#define CRC_AT 104
-#define MAGIC_AT 108
+#define SOURCE_AT 104
+#define CRC_AT 136
+#define MAGIC_AT 140
 
-/* Version 1 (80 bytes): a coding number where the token is now, no
- * digest; its CRC of bytes 0-67 at 68, the magic at 72. */
+/* Earlier releases' trailers, recognised to be replaced: version 1 (80
+ * bytes: a coding number where the token is now, no digest; its CRC of
+ * bytes 0-67 at 68) and version 2 (116 bytes: no source digest; its CRC
+ * of bytes 0-103 at 104). */
 #define V1_LEN 80
 #define V1_CRC_AT 68
+#define V2_LEN 116
+#define V2_CRC_AT 104
 
 void adf_cache_trailer_format(unsigned char *buf,
                               const adf_cache_trailer_t *t)
 {
-    const char *token = adf_coding_name(t->coding);
+    const char *token = t->coding == ADF_IDENTITY
+                        ? IDENTITY_TOKEN : adf_coding_name(t->coding);
 
     memset(buf, 0, ADF_CACHE_TRAILER);
     put32(buf, TRAILER_VERSION);
@@ -188,23 +214,30 @@ void adf_cache_trailer_format(unsigned char *buf,
     put64(buf + 60, (apr_uint64_t)t->key.ctime.sec);
     put32(buf + 68, t->crc);
     memcpy(buf + DIGEST_AT, t->digest, ADF_DIGEST_LEN);
+    memcpy(buf + SOURCE_AT, t->source, ADF_DIGEST_LEN);
     put32(buf + CRC_AT, adf_cache_crc(0, buf, CRC_AT));
     memcpy(buf + MAGIC_AT, magic, sizeof(magic));
 }
 
-/* Is the end of buf a whole version 1 trailer (an earlier release's)? */
+/* Is the end of buf a whole version 1 or 2 trailer (an earlier
+ * release's)? */
 static int old_trailer(const unsigned char *buf, apr_off_t file_size)
 {
     const unsigned char *v1 = buf + ADF_CACHE_TRAILER - V1_LEN;
+    const unsigned char *v2 = buf + ADF_CACHE_TRAILER - V2_LEN;
 
-    return file_size >= V1_LEN && get32(v1) == 1
-           && get32(v1 + V1_CRC_AT) == adf_cache_crc(0, v1, V1_CRC_AT);
+    return (file_size >= V1_LEN && get32(v1) == 1
+            && get32(v1 + V1_CRC_AT) == adf_cache_crc(0, v1, V1_CRC_AT))
+           || (file_size >= V2_LEN && get32(v2) == 2
+               && get32(v2 + V2_CRC_AT) == adf_cache_crc(0, v2, V2_CRC_AT));
 }
 
 int adf_cache_trailer_parse(const unsigned char *buf, apr_off_t file_size,
                             adf_cache_trailer_t *t)
 {
     const adf_coding_t *d;
+    apr_size_t len;
+    int identity;
 
     if (memcmp(buf + MAGIC_AT, magic, sizeof(magic))) {
         return ADF_CACHE_TRAILER_BAD;
@@ -215,12 +248,15 @@ int adf_cache_trailer_parse(const unsigned char *buf, apr_off_t file_size,
                                            : ADF_CACHE_TRAILER_BAD;
     }
     t->length = get64(buf + 12);
-    d = adf_coding_by_token((const char *)buf + TOKEN_AT,
-                            strnlen((const char *)buf + TOKEN_AT, TOKEN_LEN));
-    if (!d || t->length != (apr_uint64_t)(file_size - ADF_CACHE_TRAILER)) {
+    len = strnlen((const char *)buf + TOKEN_AT, TOKEN_LEN);
+    d = adf_coding_by_token((const char *)buf + TOKEN_AT, len);
+    identity = len == strlen(IDENTITY_TOKEN)
+               && !memcmp(buf + TOKEN_AT, IDENTITY_TOKEN, len);
+    if ((!d && !identity)
+        || t->length != (apr_uint64_t)(file_size - ADF_CACHE_TRAILER)) {
         return ADF_CACHE_TRAILER_BAD;
     }
-    t->coding = d->id;
+    t->coding = d ? d->id : ADF_IDENTITY;
     t->key.dev = get64(buf + 20);
     t->key.ino = get64(buf + 28);
     t->key.size = (apr_int64_t)get64(buf + 36);
@@ -230,6 +266,7 @@ int adf_cache_trailer_parse(const unsigned char *buf, apr_off_t file_size,
     t->key.ctime.sec = (apr_int64_t)get64(buf + 60);
     t->crc = get32(buf + 68);
     memcpy(t->digest, buf + DIGEST_AT, ADF_DIGEST_LEN);
+    memcpy(t->source, buf + SOURCE_AT, ADF_DIGEST_LEN);
     return ADF_CACHE_TRAILER_OK;
 }
 

@@ -15,9 +15,16 @@
  *
  * A file is the coded bytes followed by a trailer of ADF_CACHE_TRAILER
  * bytes: the coding's token, the coded length, a CRC-32 and the SHA-256 of
- * the coded bytes (their ETag: no two bodies share one), the source's
- * identity (nanoseconds), a CRC of the trailer itself and a magic number
- * at the very end.  A reader checks that the file ends in a trailer whose
+ * the coded bytes (their ETag: no two bodies share one), the SHA-256 of
+ * the source's bytes (the name of the source as a dictionary), the
+ * source's identity (nanoseconds), a CRC of the trailer itself and a
+ * magic number at the very end.
+ *
+ * A dictionary (RFC 9842: a version of a static file that was advertised
+ * with Use-As-Dictionary) is the source's own bytes with a trailer of
+ * coding identity, named "<the first 16 hex digits of its SHA-256>.dict":
+ * found by the hash a client sends, and kept when its source changes
+ * (eviction treats it as any entry).  A reader checks that the file ends in a trailer whose
  * length fits the file's size and whose key is the source it has (a
  * truncated or appended file fails), and the CRC of the bytes the first
  * time it serves the file; the default handler then sends the coded bytes
@@ -38,7 +45,7 @@
 
 /* "<16 hex><ext>.tmp.<pid>" and a NUL fit in this. */
 #define ADF_CACHE_NAME_MAX 48
-#define ADF_CACHE_TRAILER 116
+#define ADF_CACHE_TRAILER 148
 
 /* Truncate a key's timestamps to microseconds (what httpd's stat gives). */
 void adf_cache_key_usec(adf_ident_t *key);
@@ -47,8 +54,13 @@ void adf_cache_key_usec(adf_ident_t *key);
 apr_uint64_t adf_cache_key_hash(const adf_ident_t *key);
 
 /* The file name of coding c's file of the entry hash (buf holds
- * ADF_CACHE_NAME_MAX bytes). */
+ * ADF_CACHE_NAME_MAX bytes); ADF_IDENTITY: the dictionary whose SHA-256
+ * starts with hash. */
 void adf_cache_entry_name(char *buf, apr_uint64_t hash, adf_coding_e c);
+
+/* The name hash of the dictionary whose SHA-256 is sha: its first 64
+ * bits, so that the name starts with the hash's hex. */
+apr_uint64_t adf_cache_dict_hash(const unsigned char *sha);
 
 /* The name of the temporary file process pid writes entry name into. */
 void adf_cache_temp_name(char *buf, const char *name, long pid);
@@ -68,6 +80,7 @@ typedef struct {
     apr_uint64_t length;        /* of the coded bytes before the trailer */
     apr_uint32_t crc;           /* CRC-32 of the coded bytes */
     unsigned char digest[ADF_DIGEST_LEN];   /* SHA-256 of the coded bytes */
+    unsigned char source[ADF_DIGEST_LEN];   /* ... of the source's */
     adf_ident_t key;            /* the source, to the nanosecond */
 } adf_cache_trailer_t;
 

@@ -74,6 +74,7 @@ typedef struct {
     adf_ident_t key;            /* the source read, to the nanosecond */
     char *data;                 /* its bytes (malloc'ed) */
     apr_size_t len;
+    unsigned char source[ADF_DIGEST_LEN];   /* their SHA-256 */
     adf_coding_e todo[ADF_NCODINGS];
     int ntodo, cur;
     apr_pool_t *pool;           /* the job's */
@@ -193,7 +194,7 @@ static void evict(const adf_cache_gen_t *g, int i, const adf_cache_rec_t *v)
     char name[ADF_CACHE_NAME_MAX];
     int c;
 
-    for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
+    for (c = ADF_IDENTITY; c < ADF_NCODINGS; c++) {
         if (gone.file[c]) {
             adf_cache_entry_name(name, gone.hash, (adf_coding_e)c);
             unlinkat(dfd(g, i), name, 0);
@@ -267,7 +268,9 @@ static int entry_ok(int dfd, const char *name, const struct stat *st,
     }
     rc = adf_cache_trailer_read(fd, st->st_size, &tr);
     if (rc == ADF_CACHE_TRAILER_OK
-        && (tr.coding != c || adf_cache_key_hash(&tr.key) != hash)) {
+        && (tr.coding != c
+            || (c == ADF_IDENTITY ? adf_cache_dict_hash(tr.source)
+                                  : adf_cache_key_hash(&tr.key)) != hash)) {
         rc = ADF_CACHE_TRAILER_BAD;
     }
     close(fd);
@@ -589,6 +592,29 @@ static int still_there(const adf_cache_gen_t *g, int i, adf_cache_rec_t *rec,
     return 0;
 }
 
+static int digest_of(const char *data, apr_size_t len, unsigned char *out)
+{
+    adf_digest_t dg;
+
+    if (adf_digest_init(&dg) != 0) {
+        return -1;
+    }
+    adf_digest_update(&dg, data, len);
+    return adf_digest_final(&dg, out);
+}
+
+/* The job's source as a dictionary (its bytes, named from their SHA-256)
+ * is there already: the same bytes under another name, or this version
+ * made before. */
+static int dict_there(const adf_cache_gen_t *g, const job_t *j)
+{
+    int i = (int)j->item.cache;
+    apr_uint64_t h = adf_cache_dict_hash(j->source);
+    adf_cache_rec_t *rec = adf_cache_index_find(&w.index[i], h);
+
+    return still_there(g, i, rec, ADF_IDENTITY);
+}
+
 static int start_job(const adf_cache_gen_t *g, apr_pool_t *parent)
 {
     job_t *j = &w.job;
@@ -612,6 +638,15 @@ static int start_job(const adf_cache_gen_t *g, apr_pool_t *parent)
                      : "changed or gone");
         end_job(g);     /* a later request queues it */
         return 1;
+    }
+    if (digest_of(j->data, j->len, j->source) != 0) {
+        end_job(g);
+        return 1;
+    }
+    /* F as a dictionary first: cheap, and what a later version needs */
+    if ((j->item.codings & 1u << ADF_IDENTITY) && j->len <= ADF_DICT_MAX
+        && !dict_there(g, j)) {
+        j->todo[j->ntodo++] = ADF_IDENTITY;
     }
     rec = adf_cache_index_find(&w.index[j->item.cache], j->item.hash);
     n = adf_coding_cache_order(order);
@@ -654,9 +689,16 @@ static apr_status_t sink(void *baton, const char *data, apr_size_t len)
     return APR_SUCCESS;
 }
 
+/* The name hash of the job's file in coding c: F's key's, or for F as a
+ * dictionary its bytes' SHA-256's. */
+static apr_uint64_t entry_hash(const job_t *j, adf_coding_e c)
+{
+    return c == ADF_IDENTITY ? adf_cache_dict_hash(j->source) : j->item.hash;
+}
+
 static int whole(const job_t *j, adf_coding_e c)
 {
-    return adf_coding(c)->whole && j->len <= WHOLE_MAX;
+    return c != ADF_IDENTITY && adf_coding(c)->whole && j->len <= WHOLE_MAX;
 }
 
 /* Open the current coding's temporary file and coder, once its
@@ -675,7 +717,7 @@ static int open_coding(const adf_cache_gen_t *g, adf_coding_e c)
                      "another file");
         return 0;
     }
-    adf_cache_entry_name(j->final, j->item.hash, c);
+    adf_cache_entry_name(j->final, entry_hash(j, c), c);
     adf_cache_temp_name(j->tmp, j->final, (long)getpid());
     j->crc = 0;
     j->out = 0;
@@ -692,6 +734,9 @@ static int open_coding(const adf_cache_gen_t *g, adf_coding_e c)
         return 0;
     }
     j->fed = 0;
+    if (c == ADF_IDENTITY) {
+        return 1;       /* the bytes as they are: no coder */
+    }
     o.coding = adf_coding(c);
     o.level = o.coding->strongest;
     o.size_hint = (apr_off_t)j->len;
@@ -722,6 +767,7 @@ static int commit(const adf_cache_gen_t *g, adf_coding_e c)
     tr.length = j->out;
     tr.crc = j->crc;
     tr.key = j->key;
+    memcpy(tr.source, j->source, ADF_DIGEST_LEN);
     if (adf_digest_final(&j->digest, tr.digest) != 0) {
         return 0;
     }
@@ -750,14 +796,14 @@ static int commit(const adf_cache_gen_t *g, adf_coding_e c)
         return 0;
     }
     write_worked(g, i);
-    adf_cache_index_add(&w.index[i], j->item.hash, c, (apr_off_t)bytes,
+    adf_cache_index_add(&w.index[i], entry_hash(j, c), c, (apr_off_t)bytes,
                         apr_time_now());
     apr_atomic_inc64(&counts(g, i)->written);
     ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s,
                  "cache worker: wrote %s/%s (%s, %" APR_UINT64_T_FMT
-                 " bytes)", dir_of(g, i), j->final, adf_coding_name(c),
-                 bytes);
-    trim(g, i, j->item.hash);
+                 " bytes)", dir_of(g, i), j->final,
+                 c ? adf_coding_name(c) : "dictionary", bytes);
+    trim(g, i, entry_hash(j, c));
     return 1;
 }
 
@@ -769,8 +815,16 @@ static void advance(const adf_cache_gen_t *g)
     apr_size_t n;
     apr_status_t rv;
 
-    if (!j->s && !open_coding(g, c)) {
+    if (!j->s && j->fd < 0 && !open_coding(g, c)) {
         end_job(g);
+        return;
+    }
+    if (c == ADF_IDENTITY) {
+        /* the dictionary: F's bytes, in one slice (a copy) */
+        rv = sink(j, j->data, j->len);
+        if (rv != APR_SUCCESS || !commit(g, c) || ++j->cur == j->ntodo) {
+            end_job(g);
+        }
         return;
     }
     n = whole(j, c) ? j->len : (j->len - j->fed < CHUNK ? j->len - j->fed

@@ -39,6 +39,9 @@ typedef struct adf_stream_t adf_stream_t;
 /* A dictionary a client holds (RFC 9842): its bytes and their SHA-256,
  * which names it on the wire.  The bytes must outlive the stream. */
 #define ADF_DICT_HASH_LEN 32
+/* The largest dictionary: a client keeps it, and decoding against it
+ * takes a window of up to 1.25 times its size. */
+#define ADF_DICT_MAX (16 * 1024 * 1024)
 typedef struct {
     const unsigned char *data;
     apr_size_t len;

@@ -7,6 +7,7 @@
 #include "adf_config.h"
 #include "adf_parse.h"
 #include "adf_coding.h"
+#include "adf_dict.h"
 
 #include <apr_strings.h>
 #include <string.h>
@@ -67,6 +68,7 @@ void *adf_merge_srv_conf(apr_pool_t *p, void *basev, void *addv)
     sc->cpu_on = MERGE(cpu_on);
     sc->limit_at = MERGE_PTR(limit_at);
     sc->cache = MERGE_PTR(cache);
+    sc->dicts = MERGE_PTR(dicts);       /* a virtual host's list replaces */
     return sc;
 }
 
@@ -81,6 +83,7 @@ void *adf_create_dir_conf(apr_pool_t *p, char *dir)
     dc->min_length = ADF_UNSET;
     dc->length_hiding = ADF_UNSET;
     dc->cache = ADF_UNSET;
+    dc->dict_versions = ADF_UNSET;
     for (i = 0; i < ADF_NCODINGS; i++) {
         dc->level_min[i] = ADF_UNSET;
         dc->level_max[i] = ADF_UNSET;
@@ -117,6 +120,7 @@ void *adf_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     dc->statuses = MERGE_PTR(statuses);
     dc->length_hiding = MERGE(length_hiding);
     dc->cache = MERGE(cache);
+    dc->dict_versions = MERGE(dict_versions);
     return dc;
 }
 
@@ -150,6 +154,11 @@ int adf_conf_length_hiding(const adf_dir_conf_t *dc)
 int adf_conf_cache(const adf_dir_conf_t *dc)
 {
     return dc->cache != 0;
+}
+
+int adf_conf_dict_versions(const adf_dir_conf_t *dc)
+{
+    return dc->dict_versions > 0;
 }
 
 int adf_conf_status_ok(const adf_dir_conf_t *dc, int status)
@@ -686,6 +695,15 @@ const command_rec adf_cmds[] = {
     AP_INIT_TAKE12("AdaptiveDeflateCache", set_cache, NULL, DIR_CTX,
                    "DIR MAXSIZE: a cache of strongly compressed static files "
                    "(server config, virtual host); On|Off: use it here"),
+    AP_INIT_FLAG("AdaptiveDeflateDictionaryVersions", ap_set_flag_slot,
+                 FLAG_AT(dict_versions), COST_CTX,
+                 "On to keep the versions of static files served here as "
+                 "dictionaries for their later versions (dcz; needs "
+                 "AdaptiveDeflateCache)"),
+    AP_INIT_TAKE_ARGV("AdaptiveDeflateDictionary", adf_dict_set, NULL,
+                      RSRC_CONF, "URL-PATH FILE match=PATTERN "
+                      "[max-age=SECONDS]: a dictionary served at URL-PATH, "
+                      "for responses whose path matches PATTERN (dcz)"),
     AP_INIT_TAKE1("AdaptiveDeflateLoadSource", set_source, NULL, RSRC_CONF,
                   "auto, cpus, cgroup, psi or file:PATH"),
     AP_INIT_TAKE1("AdaptiveDeflateLoadInterval", set_interval, NULL,

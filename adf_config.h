@@ -30,6 +30,7 @@ typedef struct {
     double bw_target;                   /* bytes/s; unset: -1, off: 0 */
     const char *target_at, *limit_at;   /* "file:line", when set */
     adf_cache_conf_t *cache;            /* NULL: none */
+    apr_array_header_t *dicts;          /* adf_dict_conf_t *; NULL: none */
 } adf_srv_conf_t;
 
 /* Per-response settings: server, vhost, directory and .htaccess. */
@@ -47,6 +48,8 @@ typedef struct {
     apr_array_header_t *statuses;       /* int */
     int length_hiding;                  /* max pad bytes; 0: off */
     int cache;                          /* the server's cache used here */
+    int dict_versions;                  /* static files' versions kept as
+                                         * dictionaries */
 } adf_dir_conf_t;
 
 /* The defaults, in one place. */
@@ -88,6 +91,8 @@ int adf_conf_length_hiding(const adf_dir_conf_t *dc);
 int adf_conf_status_ok(const adf_dir_conf_t *dc, int status);
 /* Is the server's compressed cache (if any) used here?  On by default. */
 int adf_conf_cache(const adf_dir_conf_t *dc);
+/* AdaptiveDeflateDictionaryVersions: Off by default. */
+int adf_conf_dict_versions(const adf_dir_conf_t *dc);
 /* Fill a policy configuration from the directory's settings. */
 void adf_conf_policy(const adf_dir_conf_t *dc, adf_policy_conf_t *pc);
 void adf_conf_control(const adf_srv_conf_t *sc, adf_control_conf_t *cc);

@@ -4,6 +4,7 @@
 #include <apr_lib.h>
 #include <apr_strings.h>
 #include <string.h>
+#include <strings.h>
 
 #define SEPARATORS ".-_@~"
 
@@ -92,4 +93,66 @@ const char *adf_dict_match(apr_pool_t *p, const char *path)
     }
     *o = '\0';
     return out;
+}
+
+/* URL Pattern's syntax beyond literals and "*". */
+#define PATTERN_SYNTAX ":(){}?+"
+
+int adf_dict_pattern_ok(const char *pattern)
+{
+    const char *s = pattern;
+
+    if (*s != '/') {
+        return 0;
+    }
+    for (; *s; s++) {
+        if (*s == '\\') {
+            if (!*++s) {
+                return 0;
+            }
+        }
+        else if (strchr(PATTERN_SYNTAX, *s)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int adf_dict_pattern_matches(const char *pattern, const char *path)
+{
+    const char *p = pattern, *s = path;
+    const char *star = NULL, *resume = NULL;
+
+    if (!adf_dict_pattern_ok(pattern)) {
+        return 0;
+    }
+    /* the classic wildcard walk: on a mismatch after a "*", let the star
+     * take one more character and try again from there */
+    while (*s) {
+        if (*p == '*') {
+            star = ++p;
+            resume = s;
+            continue;
+        }
+        if (*p == '\\' ? p[1] == *s : *p && *p == *s) {
+            p += *p == '\\' ? 2 : 1;
+            s++;
+            continue;
+        }
+        if (!star) {
+            return 0;
+        }
+        p = star;
+        s = ++resume;
+    }
+    while (*p == '*') {
+        p++;
+    }
+    return !*p;
+}
+
+int adf_dict_fetch_allows(const char *mode, const char *site)
+{
+    return !(mode && !strcasecmp(mode, "no-cors") && site
+             && strcasecmp(site, "same-origin") && strcasecmp(site, "none"));
 }

@@ -31,4 +31,20 @@
  * percent-encoded, without its query). */
 const char *adf_dict_match(apr_pool_t *p, const char *path);
 
+/* Is pattern one this module evaluates: a path ("/...") of literal
+ * characters, "\"-escapes and "*" (any run of characters, "/" too)?
+ * The rest of URL Pattern's syntax (named groups, regular expressions,
+ * modifiers) is refused where an operator writes a pattern. */
+int adf_dict_pattern_ok(const char *pattern);
+
+/* Does path (as sent, without its query) match pattern (which
+ * adf_dict_pattern_ok accepts; any other matches nothing)? */
+int adf_dict_pattern_matches(const char *pattern, const char *path);
+
+/* May a response to this request be compressed with a dictionary, by the
+ * request's Sec-Fetch-Mode and Sec-Fetch-Site (NULL: absent)?  Not for a
+ * cross-origin request in no-cors mode (RFC 9842, 8.1: its reader could
+ * learn about a dictionary it may not read). */
+int adf_dict_fetch_allows(const char *mode, const char *site);
+
 #endif /* ADF_DICTMATCH_H */

@@ -13,6 +13,7 @@
 #include "adf_filter.h"
 #include "adf_cache.h"
 #include "adf_codec.h"
+#include "adf_dict.h"
 #include "adf_headers.h"
 #include "adf_rand.h"
 #include "adf_request.h"
@@ -168,7 +169,7 @@ void adf_insert_filter(request_rec *r)
             /* ADAPTIVE_DEFLATE set by hand (SetOutputFilter,
              * AddOutputFilter) where the fixup did not look: its ETags
              * revalidate too. */
-            adf_strip_conditionals(r);
+            adf_strip_conditionals(r, adf_dict_held);
         }
     }
     else if (adf_conf_precompressed(dc)) {
@@ -366,6 +367,30 @@ static int slow_client(request_rec *r, const adf_load_view_t *load)
     return 1e9 / (double)rate > load->top;
 }
 
+/* A client that holds a dictionary for this response: the coding made
+ * against it goes first, ahead of the operator's order and of value (its
+ * rungs are priced as any other's: under load it gets a cheaper level or
+ * none).  Returns whether it did. */
+static int prefer_dict(request_rec *r, const adf_accept_t *acc,
+                       adf_policy_conf_t *pc)
+{
+    int named;
+
+    if (!adf_dict_for(r, acc, &named)) {
+        if (named) {
+            apr_table_setn(r->notes, ADF_NOTE_PREFIX "dictionary", "miss");
+        }
+        return 0;
+    }
+    memmove(pc->prefs + 1, pc->prefs,
+            sizeof(pc->prefs[0]) * (pc->nprefs < ADF_MAX_PREFS
+                                    ? pc->nprefs : ADF_MAX_PREFS - 1));
+    pc->prefs[0] = ADF_DCZ;
+    pc->nprefs += pc->nprefs < ADF_MAX_PREFS;
+    pc->by_value = 0;
+    return 1;
+}
+
 /* The decision; *slow tells whether the client's path was found slow
  * (1), fast (0) or was not asked (-1); *len is the body's length (-1:
  * unknown, or not looked at); *h the response's header fields.
@@ -394,7 +419,10 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
     }
     adf_conf_policy(dc, &pc);
     in.length = *len = body_length(r, bb, h->length);
-    if (adf_accept_none(&acc)) {
+    if (prefer_dict(r, &acc, &pc)) {
+        /* a dictionary the client holds: its coding first */
+    }
+    else if (adf_accept_none(&acc)) {
         /* Identity whatever the load: only the length and the request's
          * own facts can give another reason. */
         adf_policy_decide(&pc, &in, d);
@@ -424,6 +452,19 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
     return load;
 }
 
+/* The ETag suffix of coding c on the fly: a coding made against a
+ * dictionary names it, so that clients holding different ones never
+ * share a tag. */
+static const char *etag_suffix(request_rec *r, adf_coding_e c)
+{
+    const adf_coding_t *d = adf_coding(c);
+    const adf_req_t *st = adf_req_peek(r);
+
+    return d->needs_dict && st && st->dict
+           ? adf_dict_etag_suffix(r->pool, d, st->dict->hash)
+           : d->etag_suffix;
+}
+
 /* Headers of the compressed representation. */
 static void set_headers(request_rec *r, ap_filter_t *f, adf_coding_e c)
 {
@@ -435,7 +476,7 @@ static void set_headers(request_rec *r, ap_filter_t *f, adf_coding_e c)
     apr_table_unset(r->err_headers_out, "Content-Encoding");
     apr_table_setn(r->headers_out, "Content-Encoding", adf_coding_name(c));
     r->content_encoding = NULL;
-    adf_etag_append(r, adf_coding(c)->etag_suffix);
+    adf_etag_append(r, etag_suffix(r, c));
     /* The compressed bytes differ from run to run (the level follows the
      * load), so ranges over them would not be stable: send the full body
      * and do not offer ranges. */
@@ -617,7 +658,11 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     if (st->vary) {
         /* Here, after mod_headers: its "Header set Vary" replaces. */
         adf_merge_vary(r, NULL);
+        if (adf_dict_could(r)) {
+            adf_vary_add(r, "Available-Dictionary");
+        }
     }
+    adf_dict_advertise(r);
     if (st->sibling && r->status != HTTP_NOT_MODIFIED && as_is(r, &why)
         && (rv = adf_static_unswap(r, bb, why == ADF_R_ENCODED))
            == APR_SUCCESS) {
@@ -653,6 +698,12 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         /* h was read: a decision decided on status or type alone has no
          * Vary */
         adf_merge_vary(r, &h);
+        if (adf_dict_could(r)) {
+            adf_vary_add(r, "Available-Dictionary");
+        }
+    }
+    if (r->status == HTTP_OK) {
+        adf_dict_link(r);
     }
     if (r->status != HTTP_NOT_MODIFIED && !r->header_only
         && (d.coding != ADF_IDENTITY || d.reason == ADF_R_LOAD
@@ -666,16 +717,21 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     if (d.coding == ADF_IDENTITY || r->status == HTTP_NOT_MODIFIED) {
         /* Nothing to compress: a 304 names the compressed ETag. */
         if (d.coding != ADF_IDENTITY) {
-            adf_etag_append(r, adf_coding(d.coding)->etag_suffix);
+            adf_etag_append(r, etag_suffix(r, d.coding));
         }
         note_decision(r, &d, load_text(r, seen));
         return step_aside(f, bb);
     }
 
+    if (adf_coding(d.coding)->needs_dict) {
+        apr_table_setn(r->notes, ADF_NOTE_PREFIX "dictionary", "hit");
+    }
     ctx = f->ctx = apr_pcalloc(r->pool, sizeof(*ctx));
     ctx->out = apr_brigade_create(r->pool, f->c->bucket_alloc);
     if (!r->header_only) {
         int flags = adf_conf_length_hiding(dc) > 0 ? ADF_STREAM_PAD : 0;
+        adf_stream_opts_t o = { adf_coding(d.coding), d.level, len, 0, 0,
+                                NULL };
 
         ctx->flush_each = is_streaming_type(r->content_type);
         /* All of it here (a static file, a short generated page): one
@@ -687,8 +743,8 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         ctx->timed = adf_rand01() < ADF_TIMED_SHARE;
         ctx->count_eligible = len < 0;
         ctx->slow = slow;
-        adf_stream_opts_t o = { adf_coding(d.coding), d.level, len, flags };
-
+        o.flags = flags;
+        o.dict = o.coding->needs_dict ? adf_req_peek(r)->dict : NULL;
         rv = adf_stream_open(&ctx->stream, r->pool, &o, sink, ctx);
         if (rv != APR_SUCCESS) {
             ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, ADFLOGNO(00007)

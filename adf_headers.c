@@ -81,6 +81,15 @@ void adf_merge_vary(request_rec *r, const adf_resp_fields_t *h)
     }
 }
 
+void adf_vary_add(request_rec *r, const char *token)
+{
+    const char *vary = apr_table_get(r->headers_out, "Vary");
+
+    if (!vary || (!adf_list_has(vary, token) && !adf_list_has(vary, "*"))) {
+        apr_table_mergen(r->headers_out, "Vary", token);
+    }
+}
+
 static int no_transform_line(void *found, const char *key, const char *value)
 {
     *(int *)found = adf_list_has(value, "no-transform");
@@ -152,10 +161,21 @@ const char *adf_stored_etag_suffix(apr_pool_t *p, adf_coding_e c, int cache,
                        cache ? ADF_CACHE_ETAG : ADF_SIBLING_ETAG, hex, NULL);
 }
 
+const char *adf_dict_etag_suffix(apr_pool_t *p, const adf_coding_t *d,
+                                 const unsigned char *hash)
+{
+    char hex[2 * 8 + 1];
+
+    adf_digest_hex(hex, hash, 8);
+    return apr_pstrcat(p, d->etag_suffix, "-", hex, NULL);
+}
+
 /* Strip our on-the-fly suffix from the quoted tags of a conditional
- * header, for the codings this client accepts. */
+ * header, for the codings this client accepts; a coding made against a
+ * dictionary only with the dictionary the client holds now (dict). */
 static const char *strip_suffixes(apr_pool_t *p, const char *value,
-                                  const adf_accept_t *acc)
+                                  const adf_accept_t *acc,
+                                  const adf_dict_t *dict)
 {
     char *out = apr_palloc(p, strlen(value) + 1), *o = out;
     const char *s = value;
@@ -173,10 +193,15 @@ static const char *strip_suffixes(apr_pool_t *p, const char *value,
             len = end - s - 1;
             for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS && !cut; c++) {
                 const adf_coding_t *d = adf_coding((adf_coding_e)c);
-                apr_size_t sl = d ? strlen(d->etag_suffix) : 0;
+                const char *suffix = !d ? NULL
+                                   : !d->needs_dict ? d->etag_suffix
+                                   : dict ? adf_dict_etag_suffix(p, d,
+                                                                 dict->hash)
+                                   : NULL;
+                apr_size_t sl = suffix ? strlen(suffix) : 0;
 
-                if (d && adf_accept_q(acc, (adf_coding_e)c) > 0 && len > sl
-                    && !memcmp(s + 1 + len - sl, d->etag_suffix, sl)) {
+                if (sl && adf_accept_q(acc, (adf_coding_e)c) > 0 && len > sl
+                    && !memcmp(s + 1 + len - sl, suffix, sl)) {
                     cut = sl;
                 }
             }
@@ -243,7 +268,7 @@ void adf_match_stored_conditionals(request_rec *r, const char *suffix)
     }
 }
 
-void adf_strip_conditionals(request_rec *r)
+void adf_strip_conditionals(request_rec *r, adf_dict_of_fn *dict_of)
 {
     static const char *const hdrs[] = { "If-None-Match", "If-Match" };
     const char *ae = NULL;
@@ -261,21 +286,8 @@ void adf_strip_conditionals(request_rec *r)
                 adf_accept_parse(ae, &acc);
             }
             apr_table_setn(r->headers_in, hdrs[i],
-                           strip_suffixes(r->pool, v, &acc));
+                           strip_suffixes(r->pool, v, &acc,
+                                          dict_of ? dict_of(r, &acc) : NULL));
         }
     }
-}
-
-int adf_fixup_conditionals(request_rec *r)
-{
-    const adf_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
-                                                    &adaptive_deflate_module);
-
-    /* Elsewhere no tag of ours was handed out (unless the filter is set
-     * by hand: adf_insert_filter): the header goes to the handler (a CGI,
-     * a proxied backend) exactly as the client sent it. */
-    if (adf_conf_enabled(dc) || adf_conf_precompressed(dc)) {
-        adf_strip_conditionals(r);
-    }
-    return DECLINED;
 }

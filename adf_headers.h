@@ -7,6 +7,8 @@
 #include "adf_private.h"
 #include "adf_coding.h"
 #include "adf_digest.h"
+#include "adf_codec.h"
+#include "adf_negotiate.h"
 
 /* What the response's own header tables (the handler's and the error
  * headers, where CGIs and mod_headers' "always" put theirs) say about
@@ -26,6 +28,9 @@ void adf_resp_fields(const request_rec *r, adf_resp_fields_t *h);
  * beside anything else the response varies on.  h: the response's fields
  * as read since its headers last changed, or NULL to read them now. */
 void adf_merge_vary(request_rec *r, const adf_resp_fields_t *h);
+
+/* Add token to Vary unless it is there or Vary is "*". */
+void adf_vary_add(request_rec *r, const char *token);
 
 /* Cache-Control: no-transform in the request. */
 int adf_req_no_transform(const request_rec *r);
@@ -54,17 +59,29 @@ const char *adf_declared_encoding(const request_rec *r,
 const char *adf_stored_etag_suffix(apr_pool_t *p, adf_coding_e c, int cache,
                                    const unsigned char *digest);
 
+/* The suffix of a tag of coding d made against the dictionary whose
+ * SHA-256 is hash: "-ad-dcz-<the hash's first 64 bits in hex>". */
+const char *adf_dict_etag_suffix(apr_pool_t *p, const adf_coding_t *d,
+                                 const unsigned char *hash);
+
 /* Add suffix to the ETag in whichever table holds it: "abc" and W/"abc"
  * before the closing quote; a tag without one (httpd's for a negotiated
  * variant, "abc;def) gets it after the suffix.  No ETag, no change. */
 void adf_etag_append(request_rec *r, const char *suffix);
 
+/* The dictionary a client holds for r's response, or NULL (adf_dict_for;
+ * passed in, since the dictionaries' side reads the request's headers
+ * through this file). */
+typedef const adf_dict_t *adf_dict_of_fn(request_rec *r,
+                                         const adf_accept_t *acc);
+
 /* Let If-None-Match / If-Match carrying the ETag of a representation
  * compressed on the fly match the handler's own (httpd bug 45023): our
- * suffixes are stripped for the codings this client accepts.  Tags of
- * stored bytes (siblings, cache entries) are left for
+ * suffixes are stripped for the codings this client accepts, a coding
+ * made against a dictionary's with the one dict_of finds.  Tags of stored
+ * bytes (siblings, cache entries) are left for
  * adf_match_stored_conditionals. */
-void adf_strip_conditionals(request_rec *r);
+void adf_strip_conditionals(request_rec *r, adf_dict_of_fn *dict_of);
 
 /* The response will be stored bytes whose tag ends in suffix: make
  * If-None-Match / If-Match say, to the handler that evaluates them
@@ -72,8 +89,5 @@ void adf_strip_conditionals(request_rec *r);
  * ("*") or not (a tag nothing has). */
 void adf_match_stored_conditionals(request_rec *r, const char *suffix);
 
-/* fixups hook: adf_strip_conditionals where this module may answer with
- * a compressed representation. */
-int adf_fixup_conditionals(request_rec *r);
 
 #endif /* ADF_HEADERS_H */

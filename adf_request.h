@@ -8,6 +8,7 @@
 #include "adf_negotiate.h"
 #include "adf_policy.h"
 #include "adf_headers.h"
+#include "adf_codec.h"
 
 typedef struct {
     adf_coding_e sibling;   /* a precompressed sibling is being served */
@@ -25,6 +26,13 @@ typedef struct {
     int vary;               /* ... and a sibling exists: the answer varies */
     int env_known;          /* env_off was read before we set no-gzip */
     int env_off;            /* the operator's no-gzip/no-adaptive-deflate */
+    const struct adf_dict_conf_t *served_dict;  /* this is its URL */
+    const adf_dict_t *dict; /* the client holds it: dcz (adf_dict_for) */
+    adf_dict_t dict_kept;   /* ... when it is a version the cache kept */
+    int dict_named;         /* the client named a dictionary */
+    int dict_looked;        /* dict and dict_named are known */
+    int version_kept;       /* this version of the file is kept as a
+                             * dictionary: say so (Use-As-Dictionary) */
 } adf_req_t;
 
 /* The request's state, created on first use. */

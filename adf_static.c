@@ -27,6 +27,7 @@
  */
 #include "adf_static.h"
 #include "adf_cache.h"
+#include "adf_dict.h"
 #include "adf_filter.h"
 #include "adf_headers.h"
 #include "adf_ident.h"
@@ -254,6 +255,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
     adf_decision_t d;
     adf_accept_t acc;
     adf_coding_e left[ADF_MAX_PREFS];
+    const adf_dict_t *dict;
     int checked[ADF_NCODINGS] = { 0 };
     unsigned char digest[ADF_DIGEST_LEN];
     apr_finfo_t sfi;
@@ -279,6 +281,9 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
     if (d.coding == ADF_IDENTITY && !d.vary) {
         return;     /* no request could have a sibling here */
     }
+    /* A client that holds a dictionary for this response gets it coded
+     * against that (on the fly), not stored bytes. */
+    dict = d.coding != ADF_IDENTITY ? adf_dict_for(r, &acc, NULL) : NULL;
     /* Look in the order the client prefers (q-values, then ours) and take
      * the first usable sibling, else cache entry: one stat in the common
      * case. */
@@ -291,10 +296,19 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
         /* The cache answers in the client's first choice only: a lower
          * one that happens to be cached would win over the q-values, and
          * the first choice would never be made. */
-        if ((pre && sibling(r, c, &path, &sfi, digest))
+        if ((pre && !dict && sibling(r, c, &path, &sfi, digest))
             || (cache && first
                 && (hit = adf_cache_lookup(r, cache, c, &path, &sfi)))) {
             adf_req_t *st = adf_req(r);
+
+            if (hit && adf_conf_dict_versions(dc)
+                && !(st->version_kept = adf_cache_dict_kept(r, cache))) {
+                /* entries made before versions were kept here */
+                adf_cache_queue(r, cache, 1u << ADF_IDENTITY);
+            }
+            if (dict) {
+                return;     /* the entry said what it could: no swap */
+            }
 
             /* These bytes, and no others, under one tag: what the client
              * names in its conditionals is judged here, for the handler
@@ -327,6 +341,9 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
         st->miss = cache;
         for (i = 0; i < pc.nprefs; i++) {
             st->miss_codings |= 1u << pc.prefs[i];
+        }
+        if (adf_conf_dict_versions(dc)) {
+            st->miss_codings |= 1u << ADF_IDENTITY;     /* F's own bytes */
         }
     }
     /* F itself goes out; if any sibling exists, another client would

@@ -5,6 +5,7 @@
 #include "adf_cache.h"
 #include "adf_codec.h"
 #include "adf_config.h"
+#include "adf_dict.h"
 #include "adf_filter.h"
 #include "adf_headers.h"
 #include "adf_shm.h"
@@ -58,6 +59,22 @@ static void adf_child_init(apr_pool_t *pchild, server_rec *s)
     adf_cache_child_init(pchild, s);
 }
 
+/* Where this module may answer with a compressed representation, the
+ * tags it gave those are made to match the handler's.  Elsewhere no tag
+ * of ours was handed out (unless the filter is set by hand:
+ * adf_insert_filter): the header goes to the handler (a CGI, a proxied
+ * backend) exactly as the client sent it. */
+static int adf_fixup_conditionals(request_rec *r)
+{
+    const adf_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
+                                                    &adaptive_deflate_module);
+
+    if (adf_conf_enabled(dc) || adf_conf_precompressed(dc)) {
+        adf_strip_conditionals(r, adf_dict_held);
+    }
+    return DECLINED;
+}
+
 static int adf_log_transaction(request_rec *r)
 {
     adf_shm_count_egress(r->bytes_sent);
@@ -84,6 +101,11 @@ static void adf_register_hooks(apr_pool_t *p)
     APR_OPTIONAL_HOOK(ap, watchdog_need, adf_shm_watchdog_need, NULL, NULL,
                       APR_HOOK_MIDDLE);
     ap_hook_handler(adf_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    /* A dictionary's URL before mod_alias and the core map it to a file. */
+    ap_hook_translate_name(adf_dict_translate, NULL, NULL, APR_HOOK_FIRST);
+    ap_hook_map_to_storage(adf_dict_map_to_storage, NULL, NULL,
+                           APR_HOOK_FIRST);
+    ap_hook_handler(adf_dict_handler, NULL, NULL, APR_HOOK_MIDDLE);
     APR_OPTIONAL_HOOK(ap, status_hook, adf_status_hook, NULL, NULL,
                       APR_HOOK_MIDDLE);
     adf_filter_register();

@@ -180,7 +180,7 @@ unlink "$root/cache/fifo/x.html";
     put("$root/cache/plant/p.html", $real, $mtime);
     wait_hit('/cache/plant/p.html', $c);
     # the entry that decodes to the page (its trailer stripped)
-    my ($entry) = grep { (decode_as($c, substr(slurp($_), 0, -116)) // '') eq $real }
+    my ($entry) = grep { (decode_as($c, substr(slurp($_), 0, -148)) // '') eq $real }
                   glob("$cdir/*$ext");
     defined $entry or die 'no entry decodes to the page';
     my $forged = "$entry.forged";
@@ -382,7 +382,7 @@ sub scratch_hit {
 sub forge {
     my ($real, $to, $coding, $data) = @_;
     my $bytes = slurp($real);
-    my $t = substr($bytes, -116);
+    my $t = substr($bytes, -148);
     my $body;
     compress_to($coding, $data, "$to.body");
     $body = slurp("$to.body");
@@ -390,7 +390,7 @@ sub forge {
     substr($t, 12, 8) = pack('Q<', length $body);
     substr($t, 68, 4) = pack('V', Compress::Zlib::crc32($body));
     substr($t, 72, 32) = sha256($body);
-    substr($t, 104, 4) = pack('V', Compress::Zlib::crc32(substr($t, 0, 104)));
+    substr($t, 136, 4) = pack('V', Compress::Zlib::crc32(substr($t, 0, 136)));
     spew($to, $body . $t);
     chown $nobody, $nogroup, $to;
 }

@@ -27,7 +27,7 @@ START_TEST(names_follow_the_key)
         "README", "00000000000000ab.txt", "00000000000000AB.gz",
         "00000000000000ab.gzx", "00000000000000ab.gz.tmp.",
         "00000000000000ab.gz.tmp.0", "00000000000000ab.gz.tmp.12x",
-        "0000000000000ab.gz"
+        "0000000000000ab.gz", "00000000000000ab.dic", "00000000000000ab.x"
     };
 
     /* microseconds are the key's precision: a request's stat has no more */
@@ -69,6 +69,13 @@ START_TEST(names_follow_the_key)
     ck_assert(adf_cache_file_kind(tmp, &ph, &c, &pid) == ADF_CACHE_FILE_TEMP);
     ck_assert_int_eq(pid, 4321);
     ck_assert_int_eq(c, ADF_GZIP);
+    /* a dictionary, named from its SHA-256 */
+    adf_cache_entry_name(name, 0x1234abcd, ADF_IDENTITY);
+    ck_assert_str_eq(name, "000000001234abcd.dict");
+    ck_assert(adf_cache_file_kind(name, &ph, &c, &pid)
+              == ADF_CACHE_FILE_ENTRY);
+    ck_assert(ph == 0x1234abcd);
+    ck_assert_int_eq(c, ADF_IDENTITY);
     /* (gzip: the coding every build has) nothing else is taken for an
      * entry or a temporary file */
     for (i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
@@ -110,6 +117,7 @@ static adf_cache_trailer_t trailer(void)
     t.crc = 0xdeadbeef;
     for (i = 0; i < ADF_DIGEST_LEN; i++) {
         t.digest[i] = (unsigned char)(255 - i);
+        t.source[i] = (unsigned char)(7 * i + 1);
     }
     t.key = key();
     return t;
@@ -127,11 +135,19 @@ START_TEST(trailer_round_trip)
     ck_assert(u.length == 12345);
     ck_assert_uint_eq(u.crc, 0xdeadbeef);
     ck_assert(!memcmp(u.digest, t.digest, ADF_DIGEST_LEN));
+    ck_assert(!memcmp(u.source, t.source, ADF_DIGEST_LEN));
     ck_assert(adf_ident_same(&u.key, &t.key));
     /* the magic number ends the file; the coding is stored as its token,
      * not as this build's number for it */
     ck_assert(!memcmp(buf + ADF_CACHE_TRAILER - 8, "ADFcache", 8));
     ck_assert(!memcmp(buf + 4, T_TOKEN, 8));
+    /* a dictionary: the source's own bytes, token "identity" */
+    t.coding = ADF_IDENTITY;
+    adf_cache_trailer_format(buf, &t);
+    ck_assert(!memcmp(buf + 4, "identity", 8));
+    ck_assert_int_eq(adf_cache_trailer_parse(buf, 12345 + ADF_CACHE_TRAILER,
+                                             &u), 0);
+    ck_assert_int_eq(u.coding, ADF_IDENTITY);
 #ifndef ADF_HAVE_BROTLI
     /* a br entry (a build with brotli wrote it) is not this build's */
     t.coding = ADF_BR;
@@ -143,13 +159,32 @@ START_TEST(trailer_round_trip)
 END_TEST
 
 /* An earlier release's entry (a version 1 trailer: 80 bytes, a coding
- * number, no digest) is told apart from a damaged one. */
+ * number, no digest; version 2: 116 bytes, no source digest) is told
+ * apart from a damaged one. */
 START_TEST(trailer_of_an_earlier_release)
 {
-    unsigned char buf[ADF_CACHE_TRAILER] = { 0 }, *v1 = buf + 36;
+    unsigned char buf[ADF_CACHE_TRAILER] = { 0 };
+    unsigned char *v1 = buf + ADF_CACHE_TRAILER - 80;
+    unsigned char *v2 = buf + ADF_CACHE_TRAILER - 116;
     adf_cache_trailer_t u;
     apr_uint32_t crc;
     int i;
+
+    v2[0] = 2;                      /* version */
+    memcpy(v2 + 4, "br", 2);
+    crc = adf_cache_crc(0, v2, 104);
+    for (i = 0; i < 4; i++) {
+        v2[104 + i] = (unsigned char)(crc >> (8 * i));
+    }
+    memcpy(v2 + 108, "ADFcache", 8);
+    ck_assert_int_eq(adf_cache_trailer_parse(buf, 1000, &u),
+                     ADF_CACHE_TRAILER_OLD);
+    ck_assert_int_eq(adf_cache_trailer_parse(buf, 115, &u),
+                     ADF_CACHE_TRAILER_BAD);
+    v2[10] ^= 1;
+    ck_assert_int_eq(adf_cache_trailer_parse(buf, 1000, &u),
+                     ADF_CACHE_TRAILER_BAD);
+    memset(buf, 0, sizeof(buf));
 
     v1[0] = 1;                      /* version */
     v1[4] = 2;                      /* br */
@@ -226,9 +261,6 @@ START_TEST(trailer_rejects_damage)
     ck_assert_int_eq(adf_cache_trailer_parse(bad, size, &u), -1);
     /* a coding this format does not know */
     t.coding = ADF_NCODINGS;
-    adf_cache_trailer_format(bad, &t);
-    ck_assert_int_eq(adf_cache_trailer_parse(bad, size, &u), -1);
-    t.coding = ADF_IDENTITY;
     adf_cache_trailer_format(bad, &t);
     ck_assert_int_eq(adf_cache_trailer_parse(bad, size, &u), -1);
 }

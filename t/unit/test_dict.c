@@ -145,6 +145,87 @@ START_TEST(match_patterns)
 }
 END_TEST
 
+/* Every pattern made for a name matches that name, and the later
+ * versions' names where the version is a "*". */
+START_TEST(patterns_match_their_versions)
+{
+    static const char *const cases[][3] = {
+        /* name, a later version's, another file's */
+        { "/static/lodash.min.js", "/static/lodash.min.js",
+          "/static/lodash.min.js.map" },
+        { "/static/app.3f2a9c1b.js", "/static/app.9c1b3f2a.js",
+          "/static/app.3f2a9c1b.css" },
+        { "/lib/react-dom-18.3.1.min.js", "/lib/react-dom-19.0.0.min.js",
+          "/lib/react-18.3.1.min.js" },
+        { "/app/1.2.3/main.js", "/app/1.3.0/main.js", "/app/1.2.3/other.js" },
+        { "/a+b/c(1).js", "/a+b/c(1).js", "/aab/c1.js" },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *m = adf_dict_match(pool, cases[i][0]);
+
+        ck_assert_msg(adf_dict_pattern_ok(m), "%s", m);
+        ck_assert_msg(adf_dict_pattern_matches(m, cases[i][0]), "%s", m);
+        ck_assert_msg(adf_dict_pattern_matches(m, cases[i][1]), "%s: %s", m,
+                      cases[i][1]);
+        ck_assert_msg(!adf_dict_pattern_matches(m, cases[i][2]), "%s: %s", m,
+                      cases[i][2]);
+    }
+}
+END_TEST
+
+START_TEST(pattern_syntax)
+{
+    /* what an operator may write */
+    ck_assert(adf_dict_pattern_ok("/"));
+    ck_assert(adf_dict_pattern_ok("/*"));
+    ck_assert(adf_dict_pattern_ok("/app/*.html"));
+    ck_assert(adf_dict_pattern_ok("/a\\(b\\)"));
+    /* not a path; URL Pattern syntax this module does not evaluate; a
+     * dangling escape */
+    ck_assert(!adf_dict_pattern_ok(""));
+    ck_assert(!adf_dict_pattern_ok("*.js"));
+    ck_assert(!adf_dict_pattern_ok("https://example.com/*"));
+    ck_assert(!adf_dict_pattern_ok("/:name.js"));
+    ck_assert(!adf_dict_pattern_ok("/(\\d+).js"));
+    ck_assert(!adf_dict_pattern_ok("/app{s}?/x"));
+    ck_assert(!adf_dict_pattern_ok("/a+"));
+    ck_assert(!adf_dict_pattern_ok("/a\\"));
+    ck_assert(!adf_dict_pattern_matches("/a+", "/a+"));
+
+    ck_assert(adf_dict_pattern_matches("/*", "/"));
+    ck_assert(adf_dict_pattern_matches("/*", "/x/y/z.html"));
+    ck_assert(adf_dict_pattern_matches("/app/*.html", "/app/a/b.html"));
+    ck_assert(!adf_dict_pattern_matches("/app/*.html", "/app/a.htm"));
+    ck_assert(!adf_dict_pattern_matches("/app/*.html", "/ap/a.html"));
+    ck_assert(adf_dict_pattern_matches("/a*b*c", "/aXbYbZc"));
+    ck_assert(!adf_dict_pattern_matches("/a*b*c", "/aXbYbZ"));
+    ck_assert(adf_dict_pattern_matches("/x**y", "/xy"));
+    ck_assert(adf_dict_pattern_matches("/a\\*b", "/a*b"));
+    ck_assert(!adf_dict_pattern_matches("/a\\*b", "/aXb"));
+    ck_assert(!adf_dict_pattern_matches("/exact", "/exactly"));
+    ck_assert(!adf_dict_pattern_matches("/exactly", "/exact"));
+}
+END_TEST
+
+START_TEST(fetch_rules)
+{
+    /* a browser's same-origin fetches, a navigation, a tool without the
+     * headers */
+    ck_assert(adf_dict_fetch_allows("cors", "same-origin"));
+    ck_assert(adf_dict_fetch_allows("no-cors", "same-origin"));
+    ck_assert(adf_dict_fetch_allows("navigate", "none"));
+    ck_assert(adf_dict_fetch_allows("navigate", "cross-site"));
+    ck_assert(adf_dict_fetch_allows(NULL, NULL));
+    ck_assert(adf_dict_fetch_allows("cors", "cross-site"));
+    /* a cross-origin script or image: its reader cannot see the bytes */
+    ck_assert(!adf_dict_fetch_allows("no-cors", "cross-site"));
+    ck_assert(!adf_dict_fetch_allows("no-cors", "same-site"));
+    ck_assert(!adf_dict_fetch_allows("No-Cors", "Cross-Site"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dict");
@@ -152,5 +233,8 @@ int main(void)
     adf_test(s, sf_binary);
     adf_test(s, sf_string);
     adf_test(s, match_patterns);
+    adf_test(s, patterns_match_their_versions);
+    adf_test(s, pattern_syntax);
+    adf_test(s, fetch_rules);
     return adf_test_run(s);
 }

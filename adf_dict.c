@@ -1,0 +1,338 @@
+/* Dictionary transport on httpd's side; see adf_dict.h. */
+#include "adf_dict.h"
+#include "adf_cache.h"
+#include "adf_config.h"
+#include "adf_digest.h"
+#include "adf_dictmatch.h"
+#include "adf_parse.h"
+#include "adf_request.h"
+#include "adf_sf.h"
+
+#include <apr_strings.h>
+#include <http_protocol.h>
+#include <http_request.h>
+
+static const apr_array_header_t *dicts_of(const server_rec *s)
+{
+    const adf_srv_conf_t *sc = ap_get_module_config(s->module_config,
+                                                    &adaptive_deflate_module);
+
+    return sc->dicts && sc->dicts->nelts ? sc->dicts : NULL;
+}
+
+#define DICT_AT(a, i) (APR_ARRAY_IDX((a), (i), const adf_dict_conf_t *))
+
+static const char *fail(cmd_parms *cmd, const char *err)
+{
+    return apr_psprintf(cmd->pool, "%s: %s", cmd->cmd->name, err);
+}
+
+/* FILE's bytes, whole, into d (pconf: they are served and compressed
+ * against for the configuration's life). */
+static const char *read_dict(cmd_parms *cmd, adf_dict_conf_t *dc)
+{
+    apr_file_t *f;
+    apr_finfo_t fi;
+    apr_size_t got;
+    unsigned char *buf;
+    adf_digest_t dg;
+    char hex[2 * 8 + 1];
+    apr_status_t rv;
+
+    if ((rv = apr_file_open(&f, dc->file, APR_READ | APR_BINARY,
+                            APR_OS_DEFAULT, cmd->temp_pool)) != APR_SUCCESS
+        || (rv = apr_file_info_get(&fi, APR_FINFO_SIZE | APR_FINFO_TYPE, f))
+           != APR_SUCCESS) {
+        char err[120];
+
+        return apr_psprintf(cmd->pool, "cannot read %s: %s", dc->file,
+                            apr_strerror(rv, err, sizeof(err)));
+    }
+    if (fi.filetype != APR_REG || fi.size <= 0 || fi.size > ADF_DICT_MAX) {
+        return apr_psprintf(cmd->pool, "%s is %s: a dictionary is a file of "
+                            "1 byte to %d MB", dc->file,
+                            fi.filetype != APR_REG ? "not a regular file"
+                            : fi.size <= 0 ? "empty" : "too large",
+                            ADF_DICT_MAX >> 20);
+    }
+    buf = apr_palloc(cmd->pool, (apr_size_t)fi.size);
+    rv = apr_file_read_full(f, buf, (apr_size_t)fi.size, &got);
+    apr_file_close(f);
+    if (rv != APR_SUCCESS || got != (apr_size_t)fi.size) {
+        return apr_psprintf(cmd->pool, "cannot read %s whole", dc->file);
+    }
+    if (adf_digest_init(&dg) != 0) {
+        return "out of memory";
+    }
+    adf_digest_update(&dg, buf, got);
+    if (adf_digest_final(&dg, dc->dict.hash) != 0) {
+        return "SHA-256 failed";
+    }
+    dc->dict.data = buf;
+    dc->dict.len = got;
+    adf_digest_hex(hex, dc->dict.hash, 8);
+    dc->etag = apr_psprintf(cmd->pool, "\"adf-dict-%s\"", hex);
+    return NULL;
+}
+
+const char *adf_dict_set(cmd_parms *cmd, void *cfg, int argc,
+                         char *const argv[])
+{
+    adf_srv_conf_t *sc = ap_get_module_config(cmd->server->module_config,
+                                              &adaptive_deflate_module);
+    adf_dict_conf_t *dc;
+    const char *err, *quoted;
+    long max_age = ADF_DICT_DEFAULT_MAX_AGE;
+    int i;
+
+    if ((err = ap_check_cmd_context(cmd, NOT_IN_DIR_CONTEXT))) {
+        return err;
+    }
+    if (argc < 3) {
+        return fail(cmd, "takes URL-PATH FILE match=PATTERN "
+                    "[max-age=SECONDS]");
+    }
+    dc = apr_pcalloc(cmd->pool, sizeof(*dc));
+    dc->url = argv[0];
+    if (*dc->url != '/' || strpbrk(dc->url, "?#")) {
+        return fail(cmd, apr_psprintf(cmd->pool, "URL-PATH '%s' is not a "
+                                      "path (it starts with '/', without "
+                                      "a query)", dc->url));
+    }
+    if (!(dc->file = ap_server_root_relative(cmd->pool, argv[1]))) {
+        return fail(cmd, apr_psprintf(cmd->pool, "bad path '%s'", argv[1]));
+    }
+    for (i = 2; i < argc; i++) {
+        if (!strncasecmp(argv[i], "match=", 6)) {
+            dc->match = argv[i] + 6;
+        }
+        else if (!strncasecmp(argv[i], "max-age=", 8)) {
+            if ((err = adf_parse_long(cmd->pool, argv[i] + 8, 1,
+                                      10L * 365 * 86400, &max_age))) {
+                return fail(cmd, apr_pstrcat(cmd->pool, "max-age: ", err,
+                                             NULL));
+            }
+        }
+        else {
+            return fail(cmd, apr_psprintf(cmd->pool, "unknown option '%s' "
+                                          "(match=, max-age=)", argv[i]));
+        }
+    }
+    if (!dc->match) {
+        return fail(cmd, "needs match=PATTERN: the paths whose responses "
+                    "may be compressed against it");
+    }
+    if (!adf_dict_pattern_ok(dc->match)
+        || !(quoted = adf_sf_quote(cmd->pool, dc->match))) {
+        return fail(cmd, apr_psprintf(cmd->pool, "match pattern '%s' is not "
+                                      "a path of literal characters and "
+                                      "'*' (URL Pattern's other syntax is "
+                                      "not supported)", dc->match));
+    }
+    if (!adf_coding(ADF_DCZ)) {
+        return fail(cmd, "this build has no zstd, which dcz needs");
+    }
+    if ((err = read_dict(cmd, dc))) {
+        return fail(cmd, err);
+    }
+    dc->use_as = apr_pstrcat(cmd->pool, "match=", quoted, NULL);
+    dc->cache_control = apr_psprintf(cmd->pool, "max-age=%ld", max_age);
+    if (!sc->dicts) {
+        sc->dicts = apr_array_make(cmd->pool, 2, sizeof(adf_dict_conf_t *));
+    }
+    for (i = 0; i < sc->dicts->nelts; i++) {
+        if (!strcmp(DICT_AT(sc->dicts, i)->url, dc->url)) {
+            return fail(cmd, apr_psprintf(cmd->pool, "%s is served already",
+                                          dc->url));
+        }
+    }
+    APR_ARRAY_PUSH(sc->dicts, const adf_dict_conf_t *) = dc;
+    return NULL;
+}
+
+/* ---- serving a dictionary ---------------------------------------------- */
+
+int adf_dict_translate(request_rec *r)
+{
+    const apr_array_header_t *a = dicts_of(r->server);
+    int i;
+
+    for (i = 0; a && r->uri && i < a->nelts; i++) {
+        const adf_dict_conf_t *dc = DICT_AT(a, i);
+
+        if (!strcmp(r->uri, dc->url)) {
+            adf_req(r)->served_dict = dc;
+            r->handler = ADF_DICT_HANDLER;
+            r->filename = apr_pstrdup(r->pool, dc->file);
+            return OK;
+        }
+    }
+    return DECLINED;
+}
+
+int adf_dict_map_to_storage(request_rec *r)
+{
+    const adf_req_t *st = adf_req_peek(r);
+
+    return st && st->served_dict ? OK : DECLINED;
+}
+
+int adf_dict_handler(request_rec *r)
+{
+    const adf_req_t *st = adf_req_peek(r);
+    const adf_dict_conf_t *dc = st ? st->served_dict : NULL;
+    apr_bucket_brigade *bb;
+    int rv;
+
+    if (!dc || !r->handler || strcmp(r->handler, ADF_DICT_HANDLER)) {
+        return DECLINED;
+    }
+    r->allowed = AP_METHOD_BIT << M_GET;
+    if (r->method_number != M_GET) {
+        return HTTP_METHOD_NOT_ALLOWED;
+    }
+    ap_set_content_type(r, "text/plain");
+    apr_table_setn(r->headers_out, "ETag", dc->etag);
+    apr_table_setn(r->headers_out, "Use-As-Dictionary", dc->use_as);
+    apr_table_setn(r->headers_out, "Cache-Control", dc->cache_control);
+    if ((rv = ap_meets_conditions(r)) != OK) {
+        return rv;
+    }
+    ap_set_content_length(r, (apr_off_t)dc->dict.len);
+    if (r->header_only) {
+        return OK;
+    }
+    bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_immortal_create(
+        (const char *)dc->dict.data, dc->dict.len, bb->bucket_alloc));
+    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(bb->bucket_alloc));
+    return ap_pass_brigade_fchk(r, bb, "sending a dictionary");
+}
+
+void adf_dict_link(request_rec *r)
+{
+    const apr_array_header_t *a = dicts_of(r->server);
+    int i;
+
+    if (!a || !r->content_type
+        || strncasecmp(r->content_type, "text/html", 9)) {
+        return;
+    }
+    for (i = 0; i < a->nelts; i++) {
+        apr_table_addn(r->headers_out, "Link",
+                       apr_pstrcat(r->pool, "<", DICT_AT(a, i)->url,
+                                   ">; rel=\"compression-dictionary\"",
+                                   NULL));
+    }
+}
+
+/* ---- using one ----------------------------------------------------------- */
+
+/* The request's path as sent (percent-encoded, no query). */
+static const char *sent_path(const request_rec *r)
+{
+    return r->parsed_uri.path ? r->parsed_uri.path : r->uri;
+}
+
+/* Does the cache keep versions of r's file as dictionaries here? */
+static int versions_here(const request_rec *r, const adf_dir_conf_t *dc)
+{
+    return adf_conf_dict_versions(dc) && r->finfo.filetype == APR_REG
+           && adf_cache_applies((request_rec *)r, dc);
+}
+
+int adf_dict_could(const request_rec *r)
+{
+    const apr_array_header_t *a = dicts_of(r->server);
+    const adf_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
+                                                    &adaptive_deflate_module);
+    const char *path = sent_path(r);
+    int i;
+
+    if (versions_here(r, dc)) {
+        return 1;
+    }
+    for (i = 0; a && path && i < a->nelts; i++) {
+        if (adf_dict_pattern_matches(DICT_AT(a, i)->match, path)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static const adf_dict_t *lookup(request_rec *r, const adf_accept_t *acc,
+                                int *named)
+{
+    const apr_array_header_t *a = dicts_of(r->server);
+    const adf_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
+                                                    &adaptive_deflate_module);
+    const char *field, *path = sent_path(r);
+    unsigned char hash[ADF_DICT_HASH_LEN];
+    int i, versions = versions_here(r, dc);
+    adf_req_t *st;
+
+    *named = 0;
+    if ((!a && !versions) || !path || adf_accept_q(acc, ADF_DCZ) <= 0
+        || !(field = apr_table_get(r->headers_in, "Available-Dictionary"))) {
+        return NULL;
+    }
+    /* malformed: no dictionary, as if the field were absent */
+    if (adf_sf_binary(field, hash, sizeof(hash)) != 0) {
+        return NULL;
+    }
+    *named = 1;
+    if (!adf_dict_fetch_allows(apr_table_get(r->headers_in, "Sec-Fetch-Mode"),
+                               apr_table_get(r->headers_in,
+                                             "Sec-Fetch-Site"))) {
+        return NULL;
+    }
+    for (i = 0; a && i < a->nelts; i++) {
+        const adf_dict_conf_t *d = DICT_AT(a, i);
+
+        if (!memcmp(d->dict.hash, hash, sizeof(hash))
+            && adf_dict_pattern_matches(d->match, path)) {
+            return &d->dict;
+        }
+    }
+    /* an earlier version of a static file, as the cache kept it (the
+     * client matched the pattern it was given with it) */
+    st = adf_req(r);
+    if (versions && adf_cache_dict_load(r, dc, hash, &st->dict_kept)) {
+        return &st->dict_kept;
+    }
+    return NULL;
+}
+
+const adf_dict_t *adf_dict_for(request_rec *r, const adf_accept_t *acc,
+                               int *named)
+{
+    adf_req_t *st = adf_req(r);
+
+    if (!st->dict_looked) {
+        st->dict = lookup(r, acc, &st->dict_named);
+        st->dict_looked = 1;
+    }
+    if (named) {
+        *named = st->dict_named;
+    }
+    return st->dict;
+}
+
+const adf_dict_t *adf_dict_held(request_rec *r, const adf_accept_t *acc)
+{
+    return adf_dict_for(r, acc, NULL);
+}
+
+void adf_dict_advertise(request_rec *r)
+{
+    const adf_req_t *st = adf_req_peek(r);
+    const char *match, *quoted;
+
+    if (!st || !st->version_kept || r->status != HTTP_OK
+        || !(match = adf_dict_match(r->pool, sent_path(r)))
+        || !(quoted = adf_sf_quote(r->pool, match))) {
+        return;
+    }
+    apr_table_setn(r->headers_out, "Use-As-Dictionary",
+                   apr_pstrcat(r->pool, "match=", quoted, NULL));
+}

@@ -1,0 +1,63 @@
+/* Dictionary transport (RFC 9842) on httpd's side: the dictionaries an
+ * operator names (AdaptiveDeflateDictionary), served at their URL with
+ * Use-As-Dictionary, advertised to HTML pages with Link, and found again
+ * by the SHA-256 a client sends in Available-Dictionary. */
+#ifndef ADF_DICT_H
+#define ADF_DICT_H
+
+#include "adf_private.h"
+#include "adf_codec.h"
+#include "adf_negotiate.h"
+
+#define ADF_DICT_HANDLER "adaptive-deflate-dictionary"
+#define ADF_DICT_DEFAULT_MAX_AGE (30 * 86400)
+
+typedef struct adf_dict_conf_t {
+    const char *url;            /* where it is served: a path */
+    const char *file;
+    const char *match;          /* Use-As-Dictionary's match pattern */
+    const char *use_as;         /* ... the field's value */
+    const char *cache_control;  /* its lifetime in the client */
+    const char *etag;           /* strong, from the hash */
+    adf_dict_t dict;            /* the bytes as read at start-up */
+} adf_dict_conf_t;
+
+/* AdaptiveDeflateDictionary URL-PATH FILE match=PATTERN [max-age=SECONDS]:
+ * FILE is read and hashed here; a change to it takes a restart. */
+const char *adf_dict_set(cmd_parms *cmd, void *cfg, int argc,
+                         char *const argv[]);
+
+/* translate_name: the URL of a dictionary is served by this module from
+ * the bytes it read; map_to_storage: it is no file of the tree, so
+ * <Location> rules apply to it, <Directory> ones do not. */
+int adf_dict_translate(request_rec *r);
+int adf_dict_map_to_storage(request_rec *r);
+int adf_dict_handler(request_rec *r);
+
+/* The dictionary this request's response may be compressed against: the
+ * client accepts dcz, sent Available-Dictionary with the hash of one this
+ * server has whose pattern matches the request's path, and is not a
+ * cross-origin no-cors fetch.  NULL otherwise; *named (may be NULL) says
+ * whether the client named a dictionary at all (a miss, when NULL is
+ * returned).  Looked up once per request. */
+const adf_dict_t *adf_dict_for(request_rec *r, const adf_accept_t *acc,
+                               int *named);
+
+/* adf_dict_for without *named: an adf_dict_of_fn (adf_headers.h). */
+const adf_dict_t *adf_dict_held(request_rec *r, const adf_accept_t *acc);
+
+/* Could a response at r's path go out compressed against a dictionary
+ * for some client (the response then varies on Available-Dictionary)? */
+int adf_dict_could(const request_rec *r);
+
+/* A static file whose version the cache keeps as a dictionary
+ * (AdaptiveDeflateDictionaryVersions; adf_static_swap found it): tell the
+ * client to keep it for the file's later versions, under the pattern of
+ * its path with versions as "*" (adf_dict_match). */
+void adf_dict_advertise(request_rec *r);
+
+/* An HTML response of a server with dictionaries: a Link to each, for the
+ * browser to fetch and keep. */
+void adf_dict_link(request_rec *r);
+
+#endif /* ADF_DICT_H */
