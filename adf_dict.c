@@ -237,7 +237,8 @@ static const char *sent_path(const request_rec *r)
 /* Does the cache keep versions of r's file as dictionaries here? */
 static int versions_here(const request_rec *r, const adf_dir_conf_t *dc)
 {
-    return adf_conf_dict_versions(dc) && r->finfo.filetype == APR_REG
+    return adf_conf_dict_versions(dc) && adf_coding(ADF_DCZ)
+           && r->finfo.filetype == APR_REG
            && adf_cache_applies((request_rec *)r, dc);
 }
 
@@ -272,7 +273,8 @@ static const adf_dict_t *lookup(request_rec *r, const adf_accept_t *acc,
     adf_req_t *st;
 
     *named = 0;
-    if ((!a && !versions) || !path || adf_accept_q(acc, ADF_DCZ) <= 0
+    if ((!a && !versions) || !path || !adf_coding(ADF_DCZ)
+        || adf_accept_q(acc, ADF_DCZ) <= 0
         || !(field = apr_table_get(r->headers_in, "Available-Dictionary"))) {
         return NULL;
     }

@@ -301,7 +301,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
                 && (hit = adf_cache_lookup(r, cache, c, &path, &sfi)))) {
             adf_req_t *st = adf_req(r);
 
-            if (hit && adf_conf_dict_versions(dc)
+            if (hit && adf_conf_dict_versions(dc) && adf_coding(ADF_DCZ)
                 && !(st->version_kept = adf_cache_dict_kept(r, cache))) {
                 /* entries made before versions were kept here */
                 adf_cache_queue(r, cache, 1u << ADF_IDENTITY);
@@ -342,7 +342,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
         for (i = 0; i < pc.nprefs; i++) {
             st->miss_codings |= 1u << pc.prefs[i];
         }
-        if (adf_conf_dict_versions(dc)) {
+        if (adf_conf_dict_versions(dc) && adf_coding(ADF_DCZ)) {
             st->miss_codings |= 1u << ADF_IDENTITY;     /* F's own bytes */
         }
     }

@@ -13,6 +13,7 @@ use IO::Uncompress::Gunzip qw(gunzip $GunzipError);
 use File::Temp qw(tempfile);
 use Time::HiRes qw(sleep);
 use JSON::PP ();
+use MIME::Base64 ();
 use Exporter 'import';
 
 our @EXPORT = qw(docroot fetch head gunzip_ok unbrotli unzstd decode_body slurp
@@ -22,7 +23,8 @@ our @EXPORT = qw(docroot fetch head gunzip_ok unbrotli unzstd decode_body slurp
                  stop_scratch_server codings built if_built decode_as
                  sibling_ext refused_cgi_posts status_json fetch_noted
                  uncoded probe error_log log_count restart wait_hit worker_state
-                 needs_root config_check one_child_server);
+                 needs_root config_check one_child_server undcz
+                 available_dictionary);
 
 # The codings the module under test has, as its build's configure decided
 # (scripts/run-httpd-tests passes them): the tests assert what this build
@@ -75,6 +77,30 @@ sub unbrotli { decode_with('brotli -d -c', $_[0]) }
 
 # zstd as an HTTP client may decode it: no window above 8 MB (RFC 9659).
 sub unzstd { decode_with('zstd -q -d -c --memory=8MB', $_[0]) }
+
+# A dcz body (RFC 9842) decoded against the dictionary $dict by the zstd
+# command (--patch-from: the dictionary as raw content), once its header
+# is the skippable frame's and names $dict's SHA-256; undef otherwise.
+sub undcz {
+    my ($bytes, $dict) = @_;
+    return undef unless length($bytes) >= 40
+        && substr($bytes, 0, 8) eq "\x5e\x2a\x4d\x18\x20\0\0\0"
+        && substr($bytes, 8, 32) eq Digest::SHA::sha256($dict);
+    my ($fh, $name) = tempfile(UNLINK => 1);
+    binmode $fh;
+    print $fh $dict;
+    close $fh;
+    return decode_with("zstd -q -d -c --patch-from='$name'",
+                       substr($bytes, 40));
+}
+
+# The Available-Dictionary value naming $dict: its SHA-256 as an
+# sf-binary.
+sub available_dictionary {
+    my ($dict) = @_;
+    return ':' . MIME::Base64::encode_base64(Digest::SHA::sha256($dict), '')
+           . ':';
+}
 
 # $bytes decoded as Content-Encoding $coding ('' for identity); undef
 # when they are not that.

@@ -1,0 +1,258 @@
+# Dictionary transport (dcz, RFC 9842): a dictionary the operator names
+# (AdaptiveDeflateDictionary, in the adf_dict virtual host) and the
+# versions of static files the cache keeps (AdaptiveDeflateDictionaryVersions,
+# in /cache/dv).  Every dcz body is decoded by the zstd command against the
+# dictionary and compared with the identity body; every rule that says "no
+# dictionary" must still give a decodable body.  A build without zstd
+# sends nothing as dcz: the same requests assert that.
+# Configuration: t/conf/features/dict.conf.in.
+use strict;
+use warnings FATAL => 'all';
+use lib 't/lib';
+use Apache::Test;
+use Apache::TestRequest ();
+use Apache::TestUtil;
+use Digest::SHA qw(sha256_hex);
+use File::Path ();
+use ADFTest;
+
+plan tests => 31 + 15;
+
+my $z = built('zstd');
+my $root = docroot();
+my $dict = slurp("$root/dict/site.dict");
+my $have = available_dictionary($dict);
+my $ae = 'gzip, deflate, br, zstd, dcb, dcz';
+idle();
+
+# The body of a response, decoded as its Content-Encoding says (dcz
+# against $d); undef when it does not decode.
+sub body_of {
+    my ($r, $d) = @_;
+    my $ce = $r->header('Content-Encoding') // '';
+    return $ce eq 'dcz' ? undcz($r->content, $d) : decode_as($ce, $r->content);
+}
+
+sub vary_has {
+    my ($r, $token) = @_;
+    return (grep { lc $_ eq lc $token } map { split /\s*,\s*/ }
+            $r->header('Vary') // '') ? 1 : 0;
+}
+
+# ---- a dictionary the operator names ------------------------------------------
+Apache::TestRequest::module('adf_dict');
+
+my $r = fetch('/dictionaries/site.dict');
+ok t_cmp($r->code, $z ? 200 : 404, 'the dictionary is served at its URL');
+ok t_cmp($z ? $r->content : $dict, $dict, '... its bytes, exactly');
+ok t_cmp($r->header('Use-As-Dictionary'), $z ? 'match="/dyn/*"' : undef,
+         '... with Use-As-Dictionary and its pattern');
+ok t_cmp($r->header('Cache-Control'), $z ? 'max-age=600' : undef,
+         '... and a lifetime the client keeps it for');
+my $dtag = $r->header('ETag');
+ok t_cmp($dtag // '', $z ? '"adf-dict-' . substr(sha256_hex($dict), 0, 16) . '"'
+                         : '', '... and a strong tag from its SHA-256');
+$r = fetch('/dictionaries/site.dict', 'If-None-Match' => $dtag // '"x"');
+ok t_cmp($r->code, $z ? 304 : 404, '... which revalidates');
+$r = head('/dictionaries/site.dict');
+ok t_cmp(join(' ', $r->code, $r->header('Content-Length') // '-',
+              length($r->content)),
+         $z ? '200 ' . length($dict) . ' 0' : '404 - 0', '... HEAD as GET');
+
+# The page before the client holds it: Link to it, the usual coding,
+# varying on the dictionary too.
+my $page = fetch('/dyn/page.cgi?a=1')->content;
+ok t_cmp(length($page) > 10000 ? 1 : 0, 1, 'the dynamic page, identity');
+$r = fetch('/dyn/page.cgi?a=1', 'Accept-Encoding' => $ae);
+# what goes out without a dictionary (the server's preference)
+my $usual = $r->header('Content-Encoding') // '(none)';
+ok t_cmp($r->header('Link') // '',
+         $z ? '</dictionaries/site.dict>; rel="compression-dictionary"' : '',
+         'an HTML page links to the dictionary');
+ok t_cmp(join(' ', $usual ne 'dcz' && (body_of($r, $dict) // '') eq $page,
+              vary_has($r, 'Accept-Encoding'),
+              vary_has($r, 'Available-Dictionary')),
+         '1 1 ' . ($z ? 1 : 0),
+         "... goes out in the usual coding ($usual), varying on the "
+         . 'dictionary');
+
+# The client holds it: dcz, decoded against it.
+my ($n, $br);
+($br) = fetch_noted('/dyn/page.cgi?a=2', $ae);
+($r, $n) = fetch_noted('/dyn/page.cgi?a=2', $ae,
+                       'Available-Dictionary' => $have);
+my $page2 = fetch('/dyn/page.cgi?a=2')->content;
+ok t_cmp($r->header('Content-Encoding') // '-', $z ? 'dcz' : $usual,
+         'a client that holds it gets dcz');
+ok t_cmp(body_of($r, $dict) // '(does not decode)', $page2,
+         '... which decodes against it to the page');
+ok t_cmp(length($r->content) * 2 < length($br->content) ? 1 : !$z, 1,
+         '... in fewer bytes than ' . $usual . ' (' . length($r->content)
+         . ' against ' . length($br->content) . ')');
+ok t_cmp($n->{dictionary} // '-', $z ? 'hit' : '-', '... noted as a hit');
+ok t_cmp(join(' ', vary_has($r, 'Accept-Encoding'),
+              vary_has($r, 'Available-Dictionary')), '1 ' . ($z ? 1 : 0),
+         '... varying on both');
+$r = head('/dyn/page.cgi?a=2', 'Accept-Encoding' => $ae,
+          'Available-Dictionary' => $have);
+ok t_cmp(join(' ', $r->header('Content-Encoding') // '-', length $r->content),
+         ($z ? 'dcz' : $usual) . ' 0', '... HEAD as GET');
+$r = fetch('/dyn/page.cgi?a=2', 'Accept-Encoding' => $ae,
+           'Available-Dictionary' => $have, 'Range' => 'bytes=0-99');
+ok t_cmp(join(' ', $r->code, $r->header('Content-Encoding') // '-'),
+         '200 ' . ($z ? 'dcz' : $usual), '... a range asked: the whole body');
+ok t_cmp(body_of($r, $dict) // '(does not decode)', $page2, '... whole');
+
+# A static page under the pattern: its tag names the dictionary, and a
+# revalidation matches for the client holding that dictionary only.
+spew("$root/dyn/static.html", $page2);
+utime time - 100, time - 100, "$root/dyn/static.html";
+$r = fetch('/dyn/static.html', 'Accept-Encoding' => $ae,
+           'Available-Dictionary' => $have);
+my $etag = $r->header('ETag') // '';
+ok t_cmp($etag, $z ? qr/-ad-dcz-\Q${\substr(sha256_hex($dict), 0, 16)}\E"$/
+                   : qr/-ad-\Q$usual\E"$/,
+         'a static page: a tag that names the dictionary');
+$r = fetch('/dyn/static.html', 'Accept-Encoding' => $ae,
+           'Available-Dictionary' => $have, 'If-None-Match' => $etag);
+ok t_cmp($r->code, 304, '... which revalidates');
+$r = fetch('/dyn/static.html', 'Accept-Encoding' => $ae,
+           'Available-Dictionary' => available_dictionary('another'),
+           'If-None-Match' => $etag);
+ok t_cmp(join(' ', $r->code, $r->header('Content-Encoding') // '-'),
+         ($z ? 200 : 304) . " $usual",
+         '... but not for a client that holds another dictionary now');
+
+# Every "no dictionary": the usual coding, decodable.
+my @no = (
+    [ 'a malformed hash', [ 'Available-Dictionary' => 'abc' ], '-' ],
+    [ 'a hash of the wrong length',
+      [ 'Available-Dictionary' => ':' . ('A' x 40) . ':' ], '-' ],
+    [ 'two items', [ 'Available-Dictionary' => "$have, $have" ], '-' ],
+    [ 'an unknown dictionary',
+      [ 'Available-Dictionary' => available_dictionary('other') ],
+      $z ? 'miss' : '-' ],
+    [ 'dcz not accepted',
+      [ 'Available-Dictionary' => $have ], '-', 'gzip, br, zstd' ],
+    [ 'a cross-origin no-cors fetch',
+      [ 'Available-Dictionary' => $have, 'Sec-Fetch-Mode' => 'no-cors',
+        'Sec-Fetch-Site' => 'cross-site' ], $z ? 'miss' : '-' ],
+    [ 'no-transform', [ 'Available-Dictionary' => $have,
+                        'Cache-Control' => 'no-transform' ], '-' ],
+);
+for my $c (@no) {
+    my ($what, $hdrs, $note, $a) = @$c;
+    ($r, $n) = fetch_noted('/dyn/page.cgi?a=2', $a // $ae, @$hdrs);
+    ok t_cmp(($r->header('Content-Encoding') // '') ne 'dcz'
+             && (body_of($r, $dict) // '') eq $page2 ? 1 : 0, 1,
+             "$what: not dcz, decodable");
+}
+ok t_cmp($n->{dictionary} // '-', '-', 'no-transform: not even looked up');
+($r, $n) = fetch_noted('/dyn/page.cgi?a=2', $ae, 'Available-Dictionary' => $have,
+                       'Sec-Fetch-Mode' => 'no-cors',
+                       'Sec-Fetch-Site' => 'same-origin');
+ok t_cmp($r->header('Content-Encoding') // '-', $z ? 'dcz' : $usual,
+         'a same-origin no-cors fetch may use it');
+# a path the pattern does not cover: not dcz, no Vary on it
+($r, $n) = fetch_noted('/index.html', $ae, 'Available-Dictionary' => $have);
+ok t_cmp(join(' ', $r->header('Content-Encoding') // '-',
+              vary_has($r, 'Available-Dictionary')), "$usual 0",
+         'a path outside its pattern: the usual coding, no Vary on it');
+
+# ---- versions of static files ---------------------------------------------------
+Apache::TestRequest::module('default');
+my $dir = "$root/cache/dv";
+File::Path::make_path($dir);
+my $v1 = join '', map { "function f$_(a, b) { return a * $_ + b; } // version one\n" }
+                  1 .. 2000;
+(my $v2 = $v1) =~ s/return a \* (\d*7) \+ b/return a * $1 - b/g;
+sub deploy {
+    my ($name, $data) = @_;
+    spew("$dir/.$name", $data);
+    chmod 0644, "$dir/.$name";
+    utime time - 100, time - 100, "$dir/.$name";
+    rename "$dir/.$name", "$dir/$name" or die "rename: $!";
+}
+deploy('app.js', $v1);
+sleep 3;       # settled: the worker reads no file changed in the last 2 s
+($r, $n) = wait_hit('/cache/dv/app.js', 'br');
+ok t_cmp($n->{cache} // '-', 'hit', 'version 1 is cached');
+# the version is kept once the worker has been at it: a hit says so
+sub kept { serverroot() . '/adfcache/' . substr(sha256_hex($_[0]), 0, 16) . '.dict' }
+ok t_cmp(-e kept($v1) ? 1 : 0, $z ? 1 : 0, '... and kept as a dictionary');
+($r, $n) = fetch_noted('/cache/dv/app.js', $ae);
+ok t_cmp($r->header('Use-As-Dictionary') // '-',
+         $z ? 'match="/cache/dv/app.js"' : '-',
+         '... advertised under its own path');
+ok t_cmp(join(' ', vary_has($r, 'Accept-Encoding'),
+              vary_has($r, 'Available-Dictionary')), '1 ' . ($z ? 1 : 0),
+         '... varying on the dictionary');
+
+# version 2 replaces it in place: dcz against version 1
+deploy('app.js', $v2);
+($br) = fetch_noted('/cache/dv/app.js', 'br');
+($r, $n) = fetch_noted('/cache/dv/app.js', $ae,
+                       'Available-Dictionary' => available_dictionary($v1));
+ok t_cmp($r->header('Content-Encoding') // '-', $z ? 'dcz' : $usual,
+         'version 2 against version 1: dcz');
+ok t_cmp(body_of($r, $v1) // '(does not decode)', $v2, '... decodes to version 2');
+ok t_cmp(length($r->content) * 10 < length($br->content) ? 1 : !$z, 1,
+         '... a tenth of br or less (' . length($r->content) . ' against '
+         . length($br->content) . ')');
+ok t_cmp($n->{dictionary} // '-', $z ? 'hit' : '-', '... noted as a hit');
+$etag = $r->header('ETag');
+$r = fetch('/cache/dv/app.js', 'Accept-Encoding' => $ae,
+           'Available-Dictionary' => available_dictionary($v1),
+           'If-None-Match' => $etag);
+ok t_cmp($r->code, 304, '... and revalidates');
+$r = fetch('/cache/dv/app.js', 'Accept-Encoding' => $ae,
+           'Available-Dictionary' => available_dictionary('another'),
+           'If-None-Match' => $etag);
+ok t_cmp(join(' ', $r->code, ($r->header('Content-Encoding') // '') eq 'dcz'
+                             ? 'dcz' : 'not dcz'),
+         '200 not dcz', '... but not for a client holding another dictionary');
+
+# a versioned name: the version as "*", and the old file gone
+deploy('lib-3f2a9c1b.js', $v1);
+sleep 3;
+wait_hit('/cache/dv/lib-3f2a9c1b.js', 'br');
+($r) = fetch_noted('/cache/dv/lib-3f2a9c1b.js', $ae);
+ok t_cmp($r->header('Use-As-Dictionary') // '-',
+         $z ? 'match="/cache/dv/lib-*.js"' : '-',
+         'a hashed name: advertised with its hash as *');
+unlink "$dir/lib-3f2a9c1b.js";
+deploy('lib-9c1b3f2a.js', $v2);
+($r, $n) = fetch_noted('/cache/dv/lib-9c1b3f2a.js', $ae,
+                       'Available-Dictionary' => available_dictionary($v1));
+ok t_cmp(join(' ', $r->header('Content-Encoding') // '-',
+              (body_of($r, $v1) // '') eq $v2 ? 'decodes' : 'does not decode'),
+         ($z ? 'dcz' : $usual) . ' decodes',
+         '... its next version against it, the old file gone');
+
+# a kept version whose bytes changed on disk is not used
+my $file = kept($v1);
+if (-e $file) {
+    open my $fh, '+<:raw', $file or die "$file: $!";
+    seek $fh, 100, 0;
+    print $fh 'X';
+    close $fh;
+}
+my $warned = log_count(qr/ADF00030/);
+($r, $n) = fetch_noted('/cache/dv/app.js', $ae,
+                       'Available-Dictionary' => available_dictionary($v1));
+ok t_cmp(join(' ', ($r->header('Content-Encoding') // '') eq 'dcz'
+                  ? 'dcz' : 'not dcz',
+              (body_of($r, $v1) // '') eq $v2 ? 'decodes' : 'does not decode'),
+         'not dcz decodes', 'a damaged kept version: the usual coding');
+ok t_cmp(log_count(qr/ADF00030/) - $warned, $z ? 1 : 0,
+         '... and a warning naming it');
+
+# elsewhere in the cache, versions are not kept: no field, no Vary on it
+File::Path::make_path("$root/cache/dvoff");
+spew("$root/cache/dvoff/app.js", $v1);
+chmod 0644, "$root/cache/dvoff/app.js";
+sleep 3;
+($r) = wait_hit('/cache/dvoff/app.js', 'br');
+ok t_cmp(join(' ', $r->header('Use-As-Dictionary') // '-',
+              vary_has($r, 'Available-Dictionary')), '- 0',
+         'where versions are off: no field, no Vary on the dictionary');
