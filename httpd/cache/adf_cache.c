@@ -11,7 +11,7 @@
 #include "adf_cache_shared.h"
 #include "adf_safedir.h"
 #include "adf_shm.h"
-#include "adf_unixd.h"
+#include "adf_children.h"
 
 #include <apr_atomic.h>
 #include <apr_hash.h>

@@ -1,6 +1,6 @@
 /* Checks made as the children's user, retained shared memory; see
  * adf_unixd.h. */
-#include "adf_unixd.h"
+#include "adf_children.h"
 
 #include <apr_shm.h>
 #include <apr_strings.h>

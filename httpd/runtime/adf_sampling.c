@@ -21,7 +21,7 @@
 #include "adf_shm.h"
 #include "adf_codec.h"
 #include "adf_sampler.h"
-#include "adf_unixd.h"
+#include "adf_children.h"
 
 #include <apr_atomic.h>
 #include <apr_strings.h>

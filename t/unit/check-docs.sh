@@ -8,7 +8,7 @@
 set -u
 top=${srcdir:-.}
 code=$(sed -n 's/.*AP_INIT_[A-Z0-9_]*("\(AdaptiveDeflate[A-Za-z]*\)".*/\1/p' \
-       "$top/adf_config.c" | sort -u)
+       "$top/httpd/adf_config.c" | sort -u)
 n=0
 failed=0
 # result OK|FAIL DESCRIPTION [WHY...]
@@ -23,7 +23,7 @@ result() {
         failed=$((failed + 1))
     fi
 }
-[ -n "$code" ] || result FAIL "directives found in adf_config.c"
+[ -n "$code" ] || result FAIL "directives found in httpd/adf_config.c"
 for d in $code; do
     why=""
     section=$(awk -v h="## $d" '$0 == h {on=1; next} /^## / {on=0} on' \
@@ -39,7 +39,7 @@ for d in $code; do
     done
     # .htaccess exactly where the code allows it (DIR_CTX: FileInfo)
     ctx=$(D=$d perl -0ne 'while (/AP_INIT_\w+\(\s*"(\w+)"\s*,\s*[^,]+,\s*[^,]+,\s*(\w+)/g) {
-                              print "$2\n" if $1 eq $ENV{D} }' "$top/adf_config.c")
+                              print "$2\n" if $1 eq $ENV{D} }' "$top/httpd/adf_config.c")
     row=$(printf '%s\n' "$section" | grep '^| Context |')
     ovr=$(printf '%s\n' "$section" | grep '^| Override |')
     case $ctx in
