@@ -87,6 +87,7 @@ static void adf_register_hooks(apr_pool_t *p)
     APR_OPTIONAL_HOOK(ap, status_hook, adf_status_hook, NULL, NULL,
                       APR_HOOK_MIDDLE);
     adf_filter_register();
+    adf_static_register();
 }
 
 /* Declared by hand: adf_private.h already did APLOG_USE_MODULE. */

@@ -27,7 +27,6 @@
  */
 #include "adf_static.h"
 #include "adf_cache.h"
-#include "adf_filter.h"
 #include "adf_headers.h"
 #include "adf_ident.h"
 #include "adf_request.h"
