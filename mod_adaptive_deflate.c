@@ -5,9 +5,10 @@
 #include "adf_cache.h"
 #include "adf_codec.h"
 #include "adf_config.h"
+#include "adf_counters.h"
 #include "adf_filter.h"
 #include "adf_headers.h"
-#include "adf_shm.h"
+#include "adf_sampling.h"
 #include "adf_static.h"
 #include "adf_status.h"
 

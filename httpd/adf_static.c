@@ -30,7 +30,7 @@
 #include "adf_headers.h"
 #include "adf_ident.h"
 #include "adf_request.h"
-#include "adf_shm.h"
+#include "adf_counters.h"
 
 #include <apr_strings.h>
 #include <apr_thread_mutex.h>

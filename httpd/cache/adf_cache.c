@@ -10,8 +10,9 @@
  */
 #include "adf_cache_queue.h"
 #include "adf_safedir.h"
-#include "adf_shm.h"
 #include "adf_children.h"
+#include "adf_retained.h"
+#include "adf_sampling.h"
 
 #include <apr_atomic.h>
 #include <apr_hash.h>

@@ -1,10 +1,10 @@
-/* Shared state: the load controller's output, the load history and the
- * counters every child adds to, in one segment that survives graceful
- * restarts.  Any child samples the load when the interval has elapsed
- * (its watchdog thread, or the request path if that is first); the
- * others read the result lock-free. */
-#ifndef ADF_SHM_H
-#define ADF_SHM_H
+/* The load signal as responses and the cache's worker read it.  Any
+ * child samples the load when the interval has elapsed (its watchdog
+ * thread, or the request path if that is first) and feeds the controller;
+ * the others read the result lock-free from the shared segment, which
+ * survives graceful restarts. */
+#ifndef ADF_SAMPLING_H
+#define ADF_SAMPLING_H
 
 #include "adf_config.h"
 
@@ -28,34 +28,6 @@ typedef struct {
     double raw, ema, effort;
 } adf_sample_t;
 
-/* A copy of everything, for the status page. */
-typedef struct {
-    adf_load_view_t load;
-    const char *source;
-    const char *signal_error;   /* why the source cannot be read, or NULL */
-    apr_interval_time_t interval;
-    adf_control_conf_t conf;
-    apr_time_t started;
-    apr_uint32_t sampler_pid;   /* the process that took the last sample */
-    double own;                 /* the server's own CPU, percent */
-    double spent;               /* compression's share, percent */
-    double top;                 /* the dearest rung's cost, ns/B */
-    double slow_share;          /* bytes to clients whose path is slow */
-    apr_uint64_t egress;        /* response bytes sent */
-    adf_model_t model;
-    apr_uint64_t samples;       /* samples taken since the full start */
-    apr_uint64_t responses;
-    apr_uint64_t reasons[ADF_NREASONS];
-    apr_uint64_t coded[ADF_NCODINGS];
-    apr_uint64_t bytes_in[ADF_NCODINGS];
-    apr_uint64_t bytes_out[ADF_NCODINGS];
-    apr_uint64_t levels[ADF_NCODINGS][ADF_NLEVELS];
-    apr_uint64_t siblings[ADF_NCODINGS];
-    apr_uint64_t stale;
-    int nhistory;
-    adf_sample_t history[ADF_HISTORY];     /* oldest first */
-} adf_stats_t;
-
 /* post_config: attach (or create) the segment, the sampler and its
  * watchdog callback. */
 int adf_shm_post_config(apr_pool_t *pconf, apr_pool_t *plog,
@@ -76,26 +48,8 @@ typedef struct {
 } adf_idle_view_t;
 void adf_shm_idle_view(adf_idle_view_t *v);
 
-/* Counters.  A decision counts once per response with a body. */
-void adf_shm_count_decision(const adf_decision_t *d);
-void adf_shm_count_bytes(adf_coding_e c, apr_off_t in, apr_off_t out);
-void adf_shm_count_sibling(adf_coding_e c);
-void adf_shm_count_stale(void);
-/* A response that could have been compressed (a coding was accepted),
- * of len bytes (-1: not known), for a client whose path was found slow
- * (slow 1), fast (0) or not measured (-1). */
-void adf_shm_count_eligible(apr_off_t len, int slow);
-/* Bytes a response sent (log_transaction), for the egress rate. */
-void adf_shm_count_egress(apr_off_t bytes);
-/* in bytes compressed to out on a rung; ns: the CPU it took, if timed. */
-void adf_shm_count_rung(adf_coding_e c, int level, int whole, apr_off_t in,
-                        apr_off_t out, apr_uint64_t ns);
-
-/* Everything at once; returns 0 when there is no segment. */
-int adf_shm_stats(adf_stats_t *st);
-
 /* watchdog_need hook: ask mod_watchdog for a thread in every child. */
 int adf_shm_watchdog_need(server_rec *s, const char *name, int parent,
                           int singleton);
 
-#endif /* ADF_SHM_H */
+#endif /* ADF_SAMPLING_H */
