@@ -17,7 +17,7 @@ top=${srcdir:-.}
 cd "$top" || exit 1
 docs="README.md docs/*.md conf/adaptive_deflate.conf tools/adaptive-precompress.1"
 # Every source file of the module and libadf (unquoted where used: a glob).
-srcs="./*.c core/*.c core/*/*.c httpd/*.c httpd/*/*.c"
+srcs="./*.c libadf/*.c libadf/*/*.c httpd/*.c httpd/*/*.c"
 tap=0
 fail=0
 ok() { tap=$((tap + 1)); echo "ok $tap"; }
@@ -121,9 +121,9 @@ done
 
 # ---- reasons --------------------------------------------------------------------
 src_reasons=$(awk '/reason_names\[ADF_NREASONS\] = \{/ {on = 1; next}
-                   on && /\};/ {on = 0} on' core/adf_policy.c \
+                   on && /\};/ {on = 0} on' libadf/adf_policy.c \
               | grep -o '"[a-z-]*"' | tr -d '"' | sort -u)
-[ -n "$src_reasons" ] || bad "no reason found in core/adf_policy.c"
+[ -n "$src_reasons" ] || bad "no reason found in libadf/adf_policy.c"
 rows=$(awk '/^## Reasons$/ {on = 1; next} /^#/ {on = 0} on' docs/directives.md \
        | sed -n 's/^| `\([a-z-]*\)` |.*/\1/p' | sort -u)
 same "$src_reasons" "$rows" "a reason in the code" "in the reason table of docs/directives.md"
