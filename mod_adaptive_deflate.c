@@ -5,10 +5,11 @@
 #include "adf_cache.h"
 #include "adf_codec.h"
 #include "adf_config.h"
+#include "adf_counters.h"
 #include "adf_dict.h"
 #include "adf_filter.h"
 #include "adf_headers.h"
-#include "adf_shm.h"
+#include "adf_sampling.h"
 #include "adf_static.h"
 #include "adf_status.h"
 
@@ -109,6 +110,7 @@ static void adf_register_hooks(apr_pool_t *p)
     APR_OPTIONAL_HOOK(ap, status_hook, adf_status_hook, NULL, NULL,
                       APR_HOOK_MIDDLE);
     adf_filter_register();
+    adf_static_register();
 }
 
 /* Declared by hand: adf_private.h already did APLOG_USE_MODULE. */

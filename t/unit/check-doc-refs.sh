@@ -16,6 +16,8 @@ set -u
 top=${srcdir:-.}
 cd "$top" || exit 1
 docs="README.md docs/*.md conf/adaptive_deflate.conf tools/adaptive-precompress.1"
+# Every source file of the module and libadf (unquoted where used: a glob).
+srcs="./*.c libadf/*.c libadf/*/*.c httpd/*.c httpd/*/*.c"
 tap=0
 fail=0
 ok() { tap=$((tap + 1)); echo "ok $tap"; }
@@ -45,10 +47,10 @@ src_tags=$(awk '
         stmt = ""
     }
     inlog && /;/ { inlog = 0 }
-' ./*.c | sed 's/ ERR$/ error/; s/ WARNING$/ warn/' | tr 'A-Z' 'a-z' \
+' $srcs | sed 's/ ERR$/ error/; s/ WARNING$/ warn/' | tr 'A-Z' 'a-z' \
     | sed 's/^adf/ADF/' | sort -u)
-nlog=$(cat ./*.c | grep -o 'ADFLOGNO(' | wc -l)
-nfound=$(awk '/ap_log_[a-z]*error\(/ {s=1} s && /ADFLOGNO\(/ {n++} s && /;/ {s=0} END {print n+0}' ./*.c)
+nlog=$(cat $srcs | grep -o 'ADFLOGNO(' | wc -l)
+nfound=$(awk '/ap_log_[a-z]*error\(/ {s=1} s && /ADFLOGNO\(/ {n++} s && /;/ {s=0} END {print n+0}' $srcs)
 if [ -n "$src_tags" ] && [ "$nlog" = "$nfound" ]; then ok; else
     bad "found $nfound of the code's $nlog ADFLOGNO() inside ap_log_* calls"
 fi
@@ -80,7 +82,7 @@ same "$named" "$(printf '%s\n' "$src_tags" | cut -d' ' -f1)" \
      "named in the documentation" "logged by the code"
 
 # ---- httpd's tags -------------------------------------------------------------
-if grep -n 'APLOGNO(\|AH[0-9]\{5\}' ./*.c; then
+if grep -n 'APLOGNO(\|AH[0-9]\{5\}' $srcs; then
     bad "the code uses httpd's AHnnnnn tags (ADFLOGNO only)"
 else
     ok
@@ -100,7 +102,7 @@ else
 fi
 
 # ---- request notes ------------------------------------------------------------
-src_notes=$(grep -oh 'ADF_NOTE_PREFIX "[a-z_]*"' ./*.c \
+src_notes=$(grep -oh 'ADF_NOTE_PREFIX "[a-z_]*"' $srcs \
             | sed 's/.*"\(.*\)"/adaptive_deflate_\1/' | sort -u)
 [ -n "$src_notes" ] || bad "no request note found in the code"
 rows=$(sed -n 's/^| `\(adaptive_deflate_[a-z_]*\)` |.*/\1/p' docs/directives.md | sort -u)
@@ -119,9 +121,9 @@ done
 
 # ---- reasons --------------------------------------------------------------------
 src_reasons=$(awk '/reason_names\[ADF_NREASONS\] = \{/ {on = 1; next}
-                   on && /\};/ {on = 0} on' adf_policy.c \
+                   on && /\};/ {on = 0} on' libadf/adf_policy.c \
               | grep -o '"[a-z-]*"' | tr -d '"' | sort -u)
-[ -n "$src_reasons" ] || bad "no reason found in adf_policy.c"
+[ -n "$src_reasons" ] || bad "no reason found in libadf/adf_policy.c"
 rows=$(awk '/^## Reasons$/ {on = 1; next} /^#/ {on = 0} on' docs/directives.md \
        | sed -n 's/^| `\([a-z-]*\)` |.*/\1/p' | sort -u)
 same "$src_reasons" "$rows" "a reason in the code" "in the reason table of docs/directives.md"
@@ -136,7 +138,7 @@ for n in $named; do
 done
 
 # ---- the status page's fields -------------------------------------------------
-src_auto=$(grep -o 'ap_rprintf(r, "AdaptiveDeflate[A-Za-z]*: ' adf_status.c \
+src_auto=$(grep -o 'ap_rprintf(r, "AdaptiveDeflate[A-Za-z]*: ' httpd/status/adf_status.c \
            | sed 's/.*"\(AdaptiveDeflate[A-Za-z]*\): /\1/' | sort -u)
 rows=$(sed -n 's/^| `\(AdaptiveDeflate[A-Za-z]*\)` |.*/\1/p' docs/monitoring.md | sort -u)
 same "$src_auto" "$rows" "a server-status?auto key" "in docs/monitoring.md"
@@ -144,10 +146,10 @@ same "$src_auto" "$rows" "a server-status?auto key" "in docs/monitoring.md"
 # to json_counts, and the kinds of body of the model.
 # The counters' JSON names are the first string of each row of counters[];
 # the compressed cache writes its object itself.
-code=$(cat adf_status.c adf_cache.c)
+code=$(cat httpd/status/adf_status.c httpd/cache/adf_cache.c)
 src_json=$( (printf '%s\n' "$code" | grep -o '\\"[a-z_]*\\":' | tr -d '\\":'
              awk '/^static const counter_t counters\[\] = \{/ {on = 1; next}
-                  on && /^\};/ {on = 0} on' adf_status.c \
+                  on && /^\};/ {on = 0} on' httpd/status/adf_status.c \
                  | sed -n 's/^ *{ "\([a-z_]*\)",.*/\1/p'
              printf '%s\n' "$code" | grep 'kinds\[' | grep -o '"[a-z]*"' | tr -d '"') \
            | sort -u)

@@ -10,9 +10,9 @@ top=${srcdir:-.}
 # the table's rows, and one levels directive per coding (adf_coding.h's
 # ADF_CODINGS, made rows with COST_CTX by adf_config.c)
 per_coding=$(sed -n 's/.*X([A-Z0-9_]*, *[a-z0-9_]*, *"\(AdaptiveDeflate[A-Za-z]*\)").*/\1/p' \
-       "$top/adf_coding.h")
+       "$top/libadf/codec/adf_coding.h")
 code=$({ sed -n 's/.*AP_INIT_[A-Z0-9_]*("\(AdaptiveDeflate[A-Za-z]*\)".*/\1/p' \
-       "$top/adf_config.c"; printf '%s\n' $per_coding; } | sort -u)
+       "$top/httpd/adf_config.c"; printf '%s\n' $per_coding; } | sort -u)
 n=0
 failed=0
 # result OK|FAIL DESCRIPTION [WHY...]
@@ -27,7 +27,7 @@ result() {
         failed=$((failed + 1))
     fi
 }
-[ -n "$code" ] || result FAIL "directives found in adf_config.c"
+[ -n "$code" ] || result FAIL "directives found in httpd/adf_config.c"
 for d in $code; do
     why=""
     section=$(awk -v h="## $d" '$0 == h {on=1; next} /^## / {on=0} on' \
@@ -43,7 +43,7 @@ for d in $code; do
     done
     # .htaccess exactly where the code allows it (DIR_CTX: FileInfo)
     ctx=$(D=$d perl -0ne 'while (/AP_INIT_\w+\(\s*"(\w+)"\s*,\s*[^,]+,\s*[^,]+,\s*(\w+)/g) {
-                              print "$2\n" if $1 eq $ENV{D} }' "$top/adf_config.c")
+                              print "$2\n" if $1 eq $ENV{D} }' "$top/httpd/adf_config.c")
     if printf '%s\n' $per_coding | grep -qx "$d"; then
         ctx=COST_CTX
     fi

@@ -6,7 +6,7 @@
 #include "adf_status.h"
 #include "adf_cache.h"
 #include "adf_config.h"
-#include "adf_shm.h"
+#include "adf_counters.h"
 #include "adf_status_html.h"    /* adf_status_page[], made by make */
 
 #include <apr_strings.h>

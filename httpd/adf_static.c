@@ -28,11 +28,10 @@
 #include "adf_static.h"
 #include "adf_cache.h"
 #include "adf_dict.h"
-#include "adf_filter.h"
 #include "adf_headers.h"
 #include "adf_ident.h"
 #include "adf_request.h"
-#include "adf_shm.h"
+#include "adf_counters.h"
 
 #include <apr_strings.h>
 #include <apr_thread_mutex.h>

@@ -1,8 +1,7 @@
-/* Checks made as the children's user, retained shared memory; see
- * adf_unixd.h. */
-#include "adf_unixd.h"
+/* Checks made as the children's user, and who that user is; see
+ * adf_children.h. */
+#include "adf_children.h"
 
-#include <apr_shm.h>
 #include <apr_strings.h>
 #include <unixd.h>
 
@@ -79,31 +78,4 @@ const char *adf_children_user(void)
     }
     pw = getpwuid(geteuid());
     return pw ? pw->pw_name : "?";
-}
-
-typedef struct {
-    apr_shm_t *shm;
-    apr_size_t size;
-} retained_t;
-
-void *adf_retained_shm(server_rec *s, const char *key, apr_size_t size,
-                       int *fresh, apr_status_t *rv)
-{
-    retained_t *rt = ap_retained_data_get(key);
-
-    *rv = APR_SUCCESS;
-    if (!rt) {
-        rt = ap_retained_data_create(key, sizeof(*rt));
-    }
-    *fresh = !ap_unixd_mpm_get_retained_data()->was_graceful;
-    if (!rt->shm || rt->size != size) {
-        *rv = apr_shm_create(&rt->shm, size, NULL, s->process->pool);
-        if (*rv != APR_SUCCESS) {
-            rt->shm = NULL;
-            return NULL;
-        }
-        rt->size = size;
-        *fresh = 1;
-    }
-    return apr_shm_baseaddr_get(rt->shm);
 }

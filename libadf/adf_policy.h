@@ -7,7 +7,7 @@
 #include <apr_pools.h>
 #include <apr_tables.h>
 #include "adf_negotiate.h"
-#include "adf_control.h"
+#include "adf_model.h"
 
 /* A size cap: responses up to size bytes get at most gzip level level
  * (size ADF_SIZE_ANY: any size; ADF_SIZE_UNKNOWN: length not known). */

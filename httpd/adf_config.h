@@ -8,6 +8,7 @@
 #include "adf_policy.h"
 #include "adf_control.h"
 #include "adf_coding.h"
+#include "adf_codec.h"
 
 #define ADF_UNSET (-1)
 
@@ -19,6 +20,23 @@ typedef struct {
     const char *at;                     /* "file:line" of the directive */
     int index;                          /* among this configuration's */
 } adf_cache_conf_t;
+
+/* AdaptiveDeflateDictionary URL-PATH FILE match=PATTERN [max-age=SECONDS]:
+ * FILE read and hashed with the configuration (a change to it takes a
+ * restart); served and used by adf_dict.c. */
+#define ADF_DICT_DEFAULT_MAX_AGE (30 * 86400)
+
+typedef struct adf_dict_conf_t {
+    const char *url;            /* where it is served: a path */
+    const char *file;
+    const char *match;          /* Use-As-Dictionary's match pattern */
+    const char *use_as;         /* ... the field's value */
+    const char *cache_control;  /* its lifetime in the client */
+    const char *etag;           /* strong, from the hash */
+    adf_dict_t dict;            /* the bytes as read at start-up */
+} adf_dict_conf_t;
+#define DICT_AT(a, i) (APR_ARRAY_IDX((a), (i), const adf_dict_conf_t *))
+
 
 /* Settings of the one load controller: main server only. */
 typedef struct {

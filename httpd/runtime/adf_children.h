@@ -1,8 +1,8 @@
-/* httpd's process model: checks made as the user the children run as
+/* The children's privileges: checks made as the user the children run as
  * (the parent, which reads the configuration, may well be root and see
- * files the children cannot), and shared memory kept over restarts. */
-#ifndef ADF_UNIXD_H
-#define ADF_UNIXD_H
+ * files the children cannot), and who that user is. */
+#ifndef ADF_CHILDREN_H
+#define ADF_CHILDREN_H
 
 #include "adf_private.h"
 
@@ -24,12 +24,4 @@ uid_t adf_children_uid(void);
 gid_t adf_children_gid(void);
 const char *adf_children_user(void);
 
-/* An anonymous shared segment of size bytes, kept in httpd's retained data
- * under key so that it survives graceful restarts (the children of every
- * generation map it).  Its address, or NULL (*rv says why).  *fresh: new
- * (a first start, a build with another layout) or a full restart: the
- * caller clears it. */
-void *adf_retained_shm(server_rec *s, const char *key, apr_size_t size,
-                       int *fresh, apr_status_t *rv);
-
-#endif /* ADF_UNIXD_H */
+#endif /* ADF_CHILDREN_H */

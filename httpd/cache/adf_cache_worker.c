@@ -39,6 +39,7 @@
 #include "adf_cache_shared.h"
 #include "adf_codec.h"
 #include "adf_shm.h"
+#include "adf_cache_queue.h"
 
 #include <ap_mpm.h>
 #include <apr_atomic.h>
@@ -432,18 +433,6 @@ static int pop(const adf_cache_gen_t *g, adf_cache_item_t *it)
     return got;
 }
 
-/* Queue an unfinished job's item again (the lock held): the last in the
- * queue, or dropped if it is full. */
-static int push_back(adf_cache_shared_t *sh, const adf_cache_item_t *it)
-{
-    if (sh->count == ADF_CACHE_QUEUE) {
-        return 0;
-    }
-    sh->queue[(sh->head + sh->count) % ADF_CACHE_QUEUE] = *it;
-    sh->count++;
-    return 1;
-}
-
 /* A job cut short by the child's end goes back to the queue, for the
  * next worker to finish. */
 static void requeue(const adf_cache_gen_t *g)
@@ -454,7 +443,7 @@ static void requeue(const adf_cache_gen_t *g)
     if (!w.job.active || adf_cache_lock(sh)) {
         return;
     }
-    queued = push_back(sh, &w.job.item);
+    queued = adf_cache_queue_push(sh, &w.job.item);
     sh->running = 0;
     adf_cache_unlock(sh);
     ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s,
@@ -476,7 +465,7 @@ static void recover(const adf_cache_gen_t *g)
     }
     if ((left = sh->running)) {
         it = sh->current;
-        queued = push_back(sh, &it);
+        queued = adf_cache_queue_push(sh, &it);
         sh->running = 0;
     }
     apr_atomic_set64(&sh->busy, 0);

@@ -11,10 +11,7 @@
 #ifndef ADF_CONTROL_H
 #define ADF_CONTROL_H
 
-#include "adf_coding.h"
-
-#define ADF_NLEVELS (ADF_MAX_LEVEL + 1)
-#define ADF_NCLASSES 2          /* 0: streamed, 1: whole body */
+#include "adf_model.h"
 
 #define ADF_CONTROL_TAU     1.0     /* s: time constant of the load's EMA */
 #define ADF_CONTROL_BAND    0.5     /* points around the goal: hold still */
@@ -58,16 +55,6 @@ typedef struct {
     int fixed;                  /* no load source: the top rung, always */
 } adf_control_conf_t;
 
-typedef struct {
-    double cost_dev;            /* cost / what the others' predict; 0: 1 */
-    double ratio_dev;           /* the same for the ratio */
-} adf_rung_t;
-
-typedef struct {
-    adf_rung_t rung[ADF_NCODINGS][ADF_NLEVELS][ADF_NCLASSES];
-    double scale[ADF_NCODINGS][ADF_NCLASSES];   /* the machine: cost/prior */
-} adf_model_t;
-
 /* What one rung did in an interval (the filter adds up). */
 typedef struct {
     double bytes_in, bytes_out;     /* every response */
@@ -110,22 +97,16 @@ typedef struct {
                                  * fell short of or over it (integral) */
 } adf_control_t;
 
-/* The model's priors, and a cheap starting budget: a fresh server under
- * load must not begin at maximum effort, nor an idle one send its first
- * responses as identity: the budget starts where every coding in use
- * reaches its cheapest rung (adf_control_floor). */
-void adf_model_init(adf_model_t *m);
+/* A cheap starting budget: a fresh server under load must not begin at
+ * maximum effort, nor an idle one send its first responses as identity:
+ * the budget starts where every coding in use reaches its cheapest rung
+ * (adf_control_floor).  m: the model, made by adf_model_init. */
 void adf_control_init(adf_control_t *c, const adf_model_t *m,
                       const adf_control_conf_t *conf);
 
 /* What the dearest of the codings' cheapest rungs costs (ns/B): at this
  * budget every coding in use compresses every response. */
 double adf_control_floor(const adf_model_t *m, const adf_control_conf_t *conf);
-
-/* The estimate for a rung: the prior, scaled to this machine and by the
- * rung's learned deviation (m NULL: the prior). */
-void adf_model_rung(const adf_model_t *m, adf_coding_e c, int level,
-                    int whole, double *cost, double *ratio);
 
 /* Learn from an interval, then steer.  A sample below 0 ("no reading")
  * teaches the model but leaves the control state as it was. */

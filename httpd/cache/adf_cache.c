@@ -1,5 +1,5 @@
-/* The compressed cache: configuration checks, the shared queue and
- * counters, and what a request does (look an entry up, note the outcome,
+/* The compressed cache: configuration checks, the shared segment (its
+ * queue and lock: adf_cache_queue.c) and counters, and what a request does (look an entry up, note the outcome,
  * queue its file).  The worker that fills the cache is adf_cache_worker.c;
  * the file format adf_cache_entry.h.
  *
@@ -8,10 +8,11 @@
  * checks an entry's trailer and CRC the first time it serves it and then
  * remembers the file (device, inode, size, mtime, ctime) as good.
  */
-#include "adf_cache_shared.h"
+#include "adf_cache_queue.h"
 #include "adf_safedir.h"
-#include "adf_shm.h"
-#include "adf_unixd.h"
+#include "adf_children.h"
+#include "adf_retained.h"
+#include "adf_sampling.h"
 
 #include <apr_atomic.h>
 #include <apr_hash.h>
@@ -45,23 +46,6 @@ static adf_cache_gen_t *gen;
 apr_off_t adf_cache_file_max(apr_off_t max)
 {
     return max / 4 < ADF_CACHE_FILE_MAX ? max / 4 : ADF_CACHE_FILE_MAX;
-}
-
-int adf_cache_lock(adf_cache_shared_t *sh)
-{
-    int rc = pthread_mutex_lock(&sh->lock);
-
-    if (rc == EOWNERDEAD) {
-        /* Its holder was killed; every step leaves the queue whole. */
-        pthread_mutex_consistent(&sh->lock);
-        rc = 0;
-    }
-    return rc;
-}
-
-void adf_cache_unlock(adf_cache_shared_t *sh)
-{
-    pthread_mutex_unlock(&sh->lock);
 }
 
 /* ---- configuration -------------------------------------------------------- */
@@ -286,17 +270,6 @@ static apr_uint64_t dir_hash(const char *dir, apr_off_t max)
     return h ^ (apr_uint64_t)max;
 }
 
-static void init_lock(adf_cache_shared_t *sh)
-{
-    pthread_mutexattr_t a;
-
-    pthread_mutexattr_init(&a);
-    pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-    pthread_mutex_init(&sh->lock, &a);
-    pthread_mutexattr_destroy(&a);
-}
-
 /* The segment, kept in retained data: a graceful restart keeps the
  * counters of the directories still configured; a full restart clears
  * everything.  The queue starts empty either way. */
@@ -315,7 +288,7 @@ static adf_cache_shared_t *attach(server_rec *s)
     }
     if (fresh) {
         memset(sh, 0, sizeof(*sh));
-        init_lock(sh);
+        adf_cache_lock_init(sh);
     }
     for (i = 0; i < ADF_CACHE_DIRS; i++) {
         apr_uint64_t h = i < gen->n ? dir_hash(gen->dir[i].conf->dir,

@@ -1,4 +1,4 @@
-/* The load controller and its cost model; see adf_control.h. */
+/* The load controller; see adf_control.h (its cost model: adf_model.c). */
 #include "adf_control.h"
 #include "adf_codec.h"
 #include "adf_policy.h"
@@ -8,36 +8,6 @@
 
 #define LEARN_RATE  0.3         /* EWMA weight of an interval's measure */
 #define SCALE_RATE  0.1         /* ... of the priors' calibration */
-
-void adf_model_init(adf_model_t *m)
-{
-    int c, k;
-
-    memset(m, 0, sizeof(*m));
-    for (c = 0; c < ADF_NCODINGS; c++) {
-        for (k = 0; k < ADF_NCLASSES; k++) {
-            m->scale[c][k] = 1.0;
-        }
-    }
-}
-
-void adf_model_rung(const adf_model_t *m, adf_coding_e c, int level,
-                    int whole, double *cost, double *ratio)
-{
-    double pc = 0, pr = 1;
-
-    adf_codec_prior(c, level, whole, &pc, &pr);
-    if (!m) {
-        *cost = pc;     /* no shared model (no segment): the priors */
-        *ratio = pr;
-        return;
-    }
-    *cost = pc * m->scale[c][whole]
-            * (m->rung[c][level][whole].cost_dev > 0
-               ? m->rung[c][level][whole].cost_dev : 1);
-    *ratio = pr * (m->rung[c][level][whole].ratio_dev > 0
-                   ? m->rung[c][level][whole].ratio_dev : 1);
-}
 
 double adf_control_floor(const adf_model_t *m, const adf_control_conf_t *conf)
 {

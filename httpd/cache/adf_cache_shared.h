@@ -73,9 +73,6 @@ typedef struct {
 /* The largest source a cache of max bytes takes. */
 apr_off_t adf_cache_file_max(apr_off_t max);
 
-int adf_cache_lock(adf_cache_shared_t *sh);
-void adf_cache_unlock(adf_cache_shared_t *sh);
-
 /* The worker: register its singleton watchdog callback for g. */
 void adf_cache_worker_start(adf_cache_gen_t *g, apr_pool_t *pconf);
 

@@ -7,7 +7,9 @@
 #include "adf_config.h"
 #include "adf_parse.h"
 #include "adf_coding.h"
-#include "adf_dict.h"
+#include "adf_digest.h"
+#include "adf_dictmatch.h"
+#include "adf_sf.h"
 
 #include <apr_strings.h>
 #include <string.h>
@@ -640,6 +642,131 @@ static const char *set_cache(cmd_parms *cmd, void *cfg, const char *arg,
     return NULL;
 }
 
+/* ---- dictionaries (adf_dict.c serves and uses them) --------------------- */
+
+/* FILE's bytes, whole, into d (pconf: they are served and compressed
+ * against for the configuration's life). */
+static const char *read_dict(cmd_parms *cmd, adf_dict_conf_t *dc)
+{
+    apr_file_t *f;
+    apr_finfo_t fi;
+    apr_size_t got;
+    unsigned char *buf;
+    adf_digest_t dg;
+    char hex[2 * 8 + 1];
+    apr_status_t rv;
+
+    if ((rv = apr_file_open(&f, dc->file, APR_READ | APR_BINARY,
+                            APR_OS_DEFAULT, cmd->temp_pool)) != APR_SUCCESS
+        || (rv = apr_file_info_get(&fi, APR_FINFO_SIZE | APR_FINFO_TYPE, f))
+           != APR_SUCCESS) {
+        char err[120];
+
+        return apr_psprintf(cmd->pool, "cannot read %s: %s", dc->file,
+                            apr_strerror(rv, err, sizeof(err)));
+    }
+    if (fi.filetype != APR_REG || fi.size <= 0 || fi.size > ADF_DICT_MAX) {
+        return apr_psprintf(cmd->pool, "%s is %s: a dictionary is a file of "
+                            "1 byte to %d MB", dc->file,
+                            fi.filetype != APR_REG ? "not a regular file"
+                            : fi.size <= 0 ? "empty" : "too large",
+                            ADF_DICT_MAX >> 20);
+    }
+    buf = apr_palloc(cmd->pool, (apr_size_t)fi.size);
+    rv = apr_file_read_full(f, buf, (apr_size_t)fi.size, &got);
+    apr_file_close(f);
+    if (rv != APR_SUCCESS || got != (apr_size_t)fi.size) {
+        return apr_psprintf(cmd->pool, "cannot read %s whole", dc->file);
+    }
+    if (adf_digest_init(&dg) != 0) {
+        return "out of memory";
+    }
+    adf_digest_update(&dg, buf, got);
+    if (adf_digest_final(&dg, dc->dict.hash) != 0) {
+        return "SHA-256 failed";
+    }
+    dc->dict.data = buf;
+    dc->dict.len = got;
+    adf_digest_hex(hex, dc->dict.hash, 8);
+    dc->etag = apr_psprintf(cmd->pool, "\"adf-dict-%s\"", hex);
+    return NULL;
+}
+
+static const char *set_dictionary(cmd_parms *cmd, void *cfg, int argc,
+                                  char *const argv[])
+{
+    adf_srv_conf_t *sc = ap_get_module_config(cmd->server->module_config,
+                                              &adaptive_deflate_module);
+    adf_dict_conf_t *dc;
+    const char *err, *quoted;
+    long max_age = ADF_DICT_DEFAULT_MAX_AGE;
+    int i;
+
+    if ((err = ap_check_cmd_context(cmd, NOT_IN_DIR_CONTEXT))) {
+        return err;
+    }
+    if (argc < 3) {
+        return fail(cmd, "takes URL-PATH FILE match=PATTERN "
+                    "[max-age=SECONDS]");
+    }
+    dc = apr_pcalloc(cmd->pool, sizeof(*dc));
+    dc->url = argv[0];
+    if (*dc->url != '/' || strpbrk(dc->url, "?#")) {
+        return fail(cmd, apr_psprintf(cmd->pool, "URL-PATH '%s' is not a "
+                                      "path (it starts with '/', without "
+                                      "a query)", dc->url));
+    }
+    if (!(dc->file = ap_server_root_relative(cmd->pool, argv[1]))) {
+        return fail(cmd, apr_psprintf(cmd->pool, "bad path '%s'", argv[1]));
+    }
+    for (i = 2; i < argc; i++) {
+        if (!strncasecmp(argv[i], "match=", 6)) {
+            dc->match = argv[i] + 6;
+        }
+        else if (!strncasecmp(argv[i], "max-age=", 8)) {
+            if ((err = adf_parse_long(cmd->pool, argv[i] + 8, 1,
+                                      10L * 365 * 86400, &max_age))) {
+                return fail(cmd, apr_pstrcat(cmd->pool, "max-age: ", err,
+                                             NULL));
+            }
+        }
+        else {
+            return fail(cmd, apr_psprintf(cmd->pool, "unknown option '%s' "
+                                          "(match=, max-age=)", argv[i]));
+        }
+    }
+    if (!dc->match) {
+        return fail(cmd, "needs match=PATTERN: the paths whose responses "
+                    "may be compressed against it");
+    }
+    if (!adf_dict_pattern_ok(dc->match)
+        || !(quoted = adf_sf_quote(cmd->pool, dc->match))) {
+        return fail(cmd, apr_psprintf(cmd->pool, "match pattern '%s' is not "
+                                      "a path of literal characters and "
+                                      "'*' (URL Pattern's other syntax is "
+                                      "not supported)", dc->match));
+    }
+    if (!adf_coding(ADF_DCZ)) {
+        return fail(cmd, "this build has no zstd, which dcz needs");
+    }
+    if ((err = read_dict(cmd, dc))) {
+        return fail(cmd, err);
+    }
+    dc->use_as = apr_pstrcat(cmd->pool, "match=", quoted, NULL);
+    dc->cache_control = apr_psprintf(cmd->pool, "max-age=%ld", max_age);
+    if (!sc->dicts) {
+        sc->dicts = apr_array_make(cmd->pool, 2, sizeof(adf_dict_conf_t *));
+    }
+    for (i = 0; i < sc->dicts->nelts; i++) {
+        if (!strcmp(DICT_AT(sc->dicts, i)->url, dc->url)) {
+            return fail(cmd, apr_psprintf(cmd->pool, "%s is served already",
+                                          dc->url));
+        }
+    }
+    APR_ARRAY_PUSH(sc->dicts, const adf_dict_conf_t *) = dc;
+    return NULL;
+}
+
 /* Called once the records exist: the default type list is built here so
  * adf_conf_types never allocates per request. */
 void adf_config_init(apr_pool_t *p)
@@ -700,7 +827,7 @@ const command_rec adf_cmds[] = {
                  "On to keep the versions of static files served here as "
                  "dictionaries for their later versions (dcz; needs "
                  "AdaptiveDeflateCache)"),
-    AP_INIT_TAKE_ARGV("AdaptiveDeflateDictionary", adf_dict_set, NULL,
+    AP_INIT_TAKE_ARGV("AdaptiveDeflateDictionary", set_dictionary, NULL,
                       RSRC_CONF, "URL-PATH FILE match=PATTERN "
                       "[max-age=SECONDS]: a dictionary served at URL-PATH, "
                       "for responses whose path matches PATTERN (dcz)"),

@@ -84,7 +84,6 @@ void adf_filter_register(void)
     frec = ap_register_output_filter(ADF_FILTER_NAME, adf_out_filter,
                                      adf_filter_init,
                                      AP_FTYPE_CONTENT_SET + 1);
-    adf_static_register();
 }
 
 static int has_filter(request_rec *r)

@@ -10,23 +10,6 @@
 #include "adf_negotiate.h"
 
 #define ADF_DICT_HANDLER "adaptive-deflate-dictionary"
-#define ADF_DICT_DEFAULT_MAX_AGE (30 * 86400)
-
-typedef struct adf_dict_conf_t {
-    const char *url;            /* where it is served: a path */
-    const char *file;
-    const char *match;          /* Use-As-Dictionary's match pattern */
-    const char *use_as;         /* ... the field's value */
-    const char *cache_control;  /* its lifetime in the client */
-    const char *etag;           /* strong, from the hash */
-    adf_dict_t dict;            /* the bytes as read at start-up */
-} adf_dict_conf_t;
-
-/* AdaptiveDeflateDictionary URL-PATH FILE match=PATTERN [max-age=SECONDS]:
- * FILE is read and hashed here; a change to it takes a restart. */
-const char *adf_dict_set(cmd_parms *cmd, void *cfg, int argc,
-                         char *const argv[]);
-
 /* translate_name: the URL of a dictionary is served by this module from
  * the bytes it read; map_to_storage: it is no file of the tree, so
  * <Location> rules apply to it, <Directory> ones do not. */
