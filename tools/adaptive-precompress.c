@@ -27,12 +27,17 @@
  * swapped for a link meanwhile moves nothing elsewhere, and a directory
  * owned by another user is done by a child that has become that user
  * (as_owner()).
+ *
+ * --train-dictionary OUT (zstd builds) walks the same way and selects the
+ * same files, but only reads them: the heads of a sample of them train a
+ * zstd dictionary (ZDICT_trainFromBuffer), written to OUT.
  */
 #include "config.h"
 #include "adf_codec.h"
 #include "adf_decode.h"
 #include "adf_digest.h"
 #include "adf_ident.h"
+#include "adf_parse.h"
 
 #include <apr_general.h>
 #include <apr_strings.h>
@@ -53,6 +58,10 @@
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifdef ADF_HAVE_ZSTD
+#include <zdict.h>
+#endif
 
 #ifndef ENOTSUP
 #define ENOTSUP EOPNOTSUPP
@@ -83,6 +92,9 @@ static const char *const default_exts =
 
 #define ATTEMPTS 3
 
+/* Long options without a short one. */
+enum { OPT_TRAIN = 256, OPT_DICT_SIZE };
+
 static struct {
     int dry_run, quiet, delete_orphans, tty;
     long min_length;
@@ -90,6 +102,8 @@ static struct {
     int nexts;
     adf_coding_e codings[ADF_MAX_PREFS];
     int ncodings;
+    const char *train_out;      /* --train-dictionary: OUT, else NULL */
+    apr_off_t dict_size;
 } opt;
 
 typedef struct {
@@ -1030,6 +1044,306 @@ static void check_orphan(int dir, const char *name, const char *path)
     }
 }
 
+/* ---- the sample a dictionary is trained on ----------------------------- */
+
+/* zstd's own default dictionary size (110 KB); below 256 bytes one holds
+ * next to nothing, and every client would have to fetch one above 4 MB. */
+#define DICT_DEFAULT 112640
+#define DICT_MIN 256
+#define DICT_MAX (4 << 20)
+/* The sample: 100 times the dictionary's size in all (what zdict.h
+ * advises), each file's first 128 KB at most, as zstd --train takes them:
+ * a dictionary serves the start of a response, where it has no earlier
+ * bytes of its own to refer to. */
+#define SAMPLE_MULT 100
+#define SAMPLE_HEAD (128 << 10)
+/* A path under DIR sent by a child (as_owner()): a sanity bound. */
+#define REL_MAX (1 << 20)
+
+typedef struct {
+    apr_uint64_t h;     /* its path's hash: whether it is in the sample */
+    int arg;            /* which DIR it is under */
+    char *rel;          /* its path under that DIR */
+    size_t len;
+    unsigned char *data;    /* its first len bytes */
+    int inherited;      /* in a child: the parent's, not to be sent back */
+} sample_t;
+
+/* The sample holds the files whose path hash is below limit; whenever it
+ * outgrows max, limit drops by an eighth and the files above it go.  So
+ * which files end in it depends on the tree alone, not on the order of
+ * the walk nor on the processes it is split into (as_owner()): those
+ * under the first limit of that sequence at which all the tree's fit.
+ * A hash, rather than the first files by name, spreads the sample over
+ * the whole tree. */
+static struct {
+    sample_t *v;
+    size_t n, alloc;
+    size_t bytes, max, head;
+    apr_uint64_t limit;
+    unsigned char *buf;     /* head bytes, to read a file into */
+    int arg;                /* the DIR being walked */
+    size_t rootlen;         /* its path's length, stripped from paths */
+} train;
+
+static void sample_free(sample_t *s)
+{
+    free(s->rel);
+    free(s->data);
+    s->rel = NULL;
+    s->data = NULL;
+}
+
+/* Drop the samples at or above the limit. */
+static void train_evict(void)
+{
+    size_t i, k = 0;
+
+    train.bytes = 0;
+    for (i = 0; i < train.n; i++) {
+        if (train.v[i].h >= train.limit) {
+            sample_free(&train.v[i]);
+            continue;
+        }
+        train.bytes += train.v[i].len;
+        train.v[k++] = train.v[i];
+    }
+    train.n = k;
+}
+
+/* Take s (and its memory) into the sample, unless it is above the limit;
+ * lower the limit while the sample is too large.  0, or -1 out of memory.
+ */
+static int train_add(sample_t *s)
+{
+    if (s->h >= train.limit) {
+        sample_free(s);
+        return 0;
+    }
+    if (train.n == train.alloc) {
+        size_t na = train.alloc ? 2 * train.alloc : 256;
+        sample_t *v = realloc(train.v, na * sizeof(*v));
+
+        if (!v) {
+            sample_free(s);
+            return -1;
+        }
+        train.v = v;
+        train.alloc = na;
+    }
+    train.v[train.n++] = *s;
+    train.bytes += s->len;
+    while (train.bytes > train.max) {
+        train.limit -= train.limit / 8 + 1;
+        train_evict();
+    }
+    return 0;
+}
+
+/* The first 8 bytes of the SHA-256 of a path under DIR: the same sample
+ * wherever the tree is.  0, or -1. */
+static int path_hash(const char *rel, apr_uint64_t *h)
+{
+    unsigned char d[ADF_DIGEST_LEN];
+    adf_digest_t dg;
+    int i;
+
+    if (adf_digest_init(&dg) != 0) {
+        return -1;
+    }
+    adf_digest_update(&dg, rel, strlen(rel));
+    if (adf_digest_final(&dg, d) != 0) {
+        return -1;
+    }
+    for (*h = 0, i = 0; i < 8; i++) {
+        *h = *h << 8 | d[i];
+    }
+    return 0;
+}
+
+/* F (name in dir, path in messages), a file the walk selected: its head
+ * into the sample when its path's hash is under the limit.  Opened as
+ * attempt() opens F: a link or FIFO swapped in since is not followed. */
+static void sample_file(int dir, const char *name, const char *path)
+{
+    const char *rel = path + train.rootlen;
+    struct stat st;
+    sample_t s;
+    ssize_t n;
+    int fd;
+
+    while (*rel == '/') {
+        rel++;
+    }
+    memset(&s, 0, sizeof(s));
+    if (path_hash(rel, &s.h) != 0) {
+        error(path, "cannot compute the SHA-256 of its name");
+        return;
+    }
+    if (s.h >= train.limit) {
+        return;
+    }
+    if ((fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK
+                     | O_CLOEXEC)) < 0) {
+        if (errno != ENOENT && errno != ELOOP) {
+            error(path, "cannot read: %s", strerror(errno));
+        }   /* (else gone, or now a symlink, since the walk) */
+        return;
+    }
+    if (fstat(fd, &st) != 0) {
+        error(path, "cannot stat: %s", strerror(errno));
+        close(fd);
+        return;
+    }
+    while (S_ISREG(st.st_mode) && s.len < train.head) {
+        n = read(fd, train.buf + s.len, train.head - s.len);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            error(path, "cannot read: %s", strerror(errno));
+            close(fd);
+            return;
+        }
+        if (n == 0) {
+            break;
+        }
+        s.len += (size_t)n;
+    }
+    close(fd);
+    if (s.len == 0) {
+        return;     /* not a regular file, or emptied, since the walk */
+    }
+    s.arg = train.arg;
+    s.rel = strdup(rel);
+    s.data = malloc(s.len);
+    if (!s.rel || !s.data) {
+        sample_free(&s);
+        error(path, "out of memory");
+        return;
+    }
+    memcpy(s.data, train.buf, s.len);
+    if (train_add(&s) != 0) {
+        error(path, "out of memory");
+    }
+}
+
+/* ---- between a process working as a directory's owner and its parent -- */
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    ssize_t n;
+
+    while (len) {
+        if ((n = write(fd, p, len)) < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* 1 when len bytes were read, 0 at the end before any, -1 otherwise. */
+static int read_full(int fd, void *buf, size_t len)
+{
+    char *p = buf;
+    size_t got = 0;
+    ssize_t n;
+
+    while (got < len) {
+        if ((n = read(fd, p + got, len - got)) < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return -1;
+        }
+        if (n == 0) {
+            return got ? -1 : 0;
+        }
+        got += (size_t)n;
+    }
+    return 1;
+}
+
+/* In the child: what it adds to the sample it inherited is what it sends
+ * back, with the limit it ends with. */
+static void train_inherit(void)
+{
+    size_t i;
+
+    for (i = 0; i < train.n; i++) {
+        train.v[i].inherited = 1;
+    }
+}
+
+static int train_send(int fd)
+{
+    size_t i, rl;
+
+    if (write_full(fd, &train.limit, sizeof(train.limit)) != 0) {
+        return -1;
+    }
+    for (i = 0; i < train.n; i++) {
+        const sample_t *s = &train.v[i];
+
+        if (s->inherited) {
+            continue;
+        }
+        rl = strlen(s->rel);
+        if (write_full(fd, &s->h, sizeof(s->h)) != 0
+            || write_full(fd, &rl, sizeof(rl)) != 0
+            || write_full(fd, &s->len, sizeof(s->len)) != 0
+            || write_full(fd, s->rel, rl) != 0
+            || write_full(fd, s->data, s->len) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* In the parent: the child's limit (never a higher one) and its samples.
+ * 0, or -1. */
+static int train_receive(int fd)
+{
+    apr_uint64_t limit;
+    sample_t s;
+    size_t rl;
+    int r;
+
+    if (read_full(fd, &limit, sizeof(limit)) != 1) {
+        return -1;
+    }
+    if (limit < train.limit) {
+        train.limit = limit;
+        train_evict();
+    }
+    for (;;) {
+        memset(&s, 0, sizeof(s));
+        if ((r = read_full(fd, &s.h, sizeof(s.h))) == 0) {
+            return 0;
+        }
+        if (r < 0 || read_full(fd, &rl, sizeof(rl)) != 1
+            || read_full(fd, &s.len, sizeof(s.len)) != 1
+            || rl > REL_MAX || s.len == 0 || s.len > train.head
+            || !(s.rel = malloc(rl + 1)) || !(s.data = malloc(s.len))
+            || read_full(fd, s.rel, rl) != 1
+            || read_full(fd, s.data, s.len) != 1) {
+            sample_free(&s);
+            return -1;
+        }
+        s.rel[rl] = '\0';
+        s.arg = train.arg;
+        if (train_add(&s) != 0) {
+            return -1;
+        }
+    }
+}
+
 static void visit(int dir, const char *name, const char *path,
                   const struct stat *st)
 {
@@ -1047,7 +1361,12 @@ static void visit(int dir, const char *name, const char *path,
     }
     sum.files++;
     progress(path);
-    process_file(dir, name, path, st);
+    if (opt.train_out) {
+        sample_file(dir, name, path);
+    }
+    else {
+        process_file(dir, name, path, st);
+    }
 }
 
 static void enter(int dir, const char *path);
@@ -1111,15 +1430,16 @@ static void walk(int dir, const char *path)
  * the directory's group for a uid without an account): there the tool
  * can do nothing the user could not, however they rename or swap what
  * they own, and never decodes their bytes as root.  The child's counts
- * come back through a pipe; dir is closed. */
+ * (and, training a dictionary, the samples it read) come back through a
+ * pipe: nothing the user cannot read reaches a dictionary; dir is closed.
+ */
 static void as_owner(int dir, const char *path, const struct stat *st)
 {
     struct passwd *pw = getpwuid(st->st_uid);
     gid_t gid = pw ? pw->pw_gid : st->st_gid;
     sum_t child;
-    ssize_t n;
     pid_t pid;
-    int p[2], e;
+    int p[2], e, got, ok;
 
     fflush(stdout);
     if (pipe2(p, O_CLOEXEC) != 0) {
@@ -1130,6 +1450,7 @@ static void as_owner(int dir, const char *path, const struct stat *st)
     }
     if ((pid = fork()) == 0) {
         close(p[0]);
+        train_inherit();
         if ((pw ? initgroups(pw->pw_name, gid) : setgroups(0, NULL)) != 0
             || setgid(gid) != 0 || setuid(st->st_uid) != 0) {
             error(path, "cannot become its owner (uid %ld): %s",
@@ -1140,7 +1461,8 @@ static void as_owner(int dir, const char *path, const struct stat *st)
             walk(dir, path);
         }
         fflush(stdout);
-        _exit(write(p[1], &sum, sizeof(sum)) != (ssize_t)sizeof(sum));
+        _exit(write_full(p[1], &sum, sizeof(sum)) != 0
+              || (opt.train_out && train_send(p[1]) != 0));
     }
     e = errno;
     close(dir);
@@ -1150,14 +1472,14 @@ static void as_owner(int dir, const char *path, const struct stat *st)
         error(path, "cannot start a process as its owner: %s", strerror(e));
         return;
     }
-    while ((n = read(p[0], &child, sizeof(child))) < 0 && errno == EINTR) {
-    }
+    got = read_full(p[0], &child, sizeof(child)) == 1;
+    ok = got && (!opt.train_out || train_receive(p[0]) == 0);
     close(p[0]);
     waitpid(pid, NULL, 0);
-    if (n == (ssize_t)sizeof(child)) {
+    if (got) {
         sum = child;    /* ours, and what it added */
     }
-    else {
+    if (!ok) {
         error(path, "the process working as its owner failed");
     }
 }
@@ -1179,10 +1501,175 @@ static void enter(int dir, const char *path)
     }
 }
 
+/* ---- --train-dictionary ------------------------------------------------ */
+
+#ifdef ADF_HAVE_ZSTD
+
+/* OUT's directory, opened by the path given (the directories on the way
+ * are the caller's choice; OUT's own name is never followed), and OUT's
+ * name in it.  Opened before the walk, so that a wrong OUT costs none.
+ * Its descriptor, or -1 reported. */
+static int open_out_dir(const char *out, const char **base)
+{
+    const char *slash = strrchr(out, '/');
+    const char *dir = !slash ? "."
+                      : slash == out ? "/"
+                      : apr_pstrndup(pool, out, (apr_size_t)(slash - out));
+    int fd;
+
+    *base = slash ? slash + 1 : out;
+    if (!**base || !strcmp(*base, ".") || !strcmp(*base, "..")) {
+        error(out, "not a file name");
+        return -1;
+    }
+    if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        error(out, "cannot open its directory: %s", strerror(errno));
+    }
+    return fd;
+}
+
+/* The dictionary into a temporary file beside OUT (base in dir), mode
+ * 0644, synced and renamed over OUT: a reader never sees half of it, and
+ * a symbolic link at OUT is replaced, never followed.  0, or -1 reported.
+ */
+static int write_out(int dir, const char *base, const void *data, size_t len)
+{
+    const char *what = NULL;
+    char *tmp;
+    int fd, e = 0;
+
+    if ((fd = create_temp(pool, dir, base, &tmp)) < 0) {
+        error(opt.train_out, "cannot create a temporary file beside it: %s",
+              strerror(errno));
+        return -1;
+    }
+    if (write_full(fd, data, len) != 0 || fsync(fd) != 0) {
+        what = "cannot write";
+    }
+    else if (fchmod(fd, 0644) != 0) {
+        what = "cannot set its mode";
+    }
+    e = errno;
+    if (close(fd) != 0 && !what) {
+        what = "cannot write";
+        e = errno;
+    }
+    if (!what && renameat(dir, tmp, dir, base) != 0) {
+        what = "cannot rename the temporary file to it";
+        e = errno;
+    }
+    if (what) {
+        error(opt.train_out, "%s: %s", what, strerror(e));
+        unlinkat(dir, tmp, 0);
+        return -1;
+    }
+    fsync(dir);     /* the rename itself */
+    return 0;
+}
+
+/* ZDICT's result depends on the order of the samples: by DIR, then by
+ * path under it. */
+static int by_path(const void *a, const void *b)
+{
+    const sample_t *x = a, *y = b;
+
+    if (x->arg != y->arg) {
+        return x->arg < y->arg ? -1 : 1;
+    }
+    return strcmp(x->rel, y->rel);
+}
+
+/* Train on the sample the walk gathered and write OUT (base in dir).
+ * The exit status. */
+static int train_dictionary(int dir, const char *base)
+{
+    unsigned char digest[ADF_DIGEST_LEN];
+    char hex[ADF_DIGEST_HEX];
+    size_t i, off = 0, len, files = train.n, bytes = train.bytes;
+    unsigned char *all, *dict;
+    size_t *sizes;
+    adf_digest_t dg;
+    int hashed = 0;
+
+    if (sum.errors) {
+        fprintf(stderr, "adaptive-precompress: %s: not written: %ld "
+                "error%s while reading the files to sample\n",
+                esc(opt.train_out), sum.errors, sum.errors == 1 ? "" : "s");
+        return 1;
+    }
+    if (!files) {
+        fprintf(stderr, "adaptive-precompress: %s: not written: no file to "
+                "train on (none of at least %ld bytes whose extension -e "
+                "lists under the DIRs)\n", esc(opt.train_out),
+                opt.min_length);
+        return 1;
+    }
+    qsort(train.v, files, sizeof(*train.v), by_path);
+    all = malloc(bytes);
+    sizes = malloc(files * sizeof(*sizes));
+    dict = malloc((size_t)opt.dict_size);
+    if (!all || !sizes || !dict) {
+        fprintf(stderr, "adaptive-precompress: %s: not written: out of "
+                "memory\n", esc(opt.train_out));
+        free(all);
+        free(sizes);
+        free(dict);
+        return 1;
+    }
+    /* Each sample freed once copied: the sample is held once. */
+    for (i = 0; i < files; i++) {
+        memcpy(all + off, train.v[i].data, train.v[i].len);
+        sizes[i] = train.v[i].len;
+        off += train.v[i].len;
+        sample_free(&train.v[i]);
+    }
+    train.n = 0;
+    /* (files fits: the sample is 400 MB at most) */
+    len = ZDICT_trainFromBuffer(dict, (size_t)opt.dict_size, all, sizes,
+                                (unsigned)files);
+    free(all);
+    free(sizes);
+    if (ZDICT_isError(len)) {
+        fprintf(stderr, "adaptive-precompress: %s: not written: zstd could "
+                "not train a dictionary on %zu file%s (%zu bytes): %s\n",
+                esc(opt.train_out), files, files == 1 ? "" : "s", bytes,
+                ZDICT_getErrorName(len));
+        free(dict);
+        return 1;
+    }
+    if (adf_digest_init(&dg) == 0) {
+        adf_digest_update(&dg, dict, len);
+        hashed = adf_digest_final(&dg, digest) == 0;
+    }
+    if (!hashed) {
+        fprintf(stderr, "adaptive-precompress: %s: not written: cannot "
+                "compute its SHA-256\n", esc(opt.train_out));
+        free(dict);
+        return 1;
+    }
+    adf_digest_hex(hex, digest, ADF_DIGEST_LEN);
+    if (!opt.dry_run && write_out(dir, base, dict, len) != 0) {
+        free(dict);
+        return 1;
+    }
+    free(dict);
+    if (!opt.quiet) {
+        printf("%s %s: %zu-byte zstd dictionary from %zu files (%zu bytes "
+               "sampled), sha256 %s\n", opt.dry_run ? "would write" : "wrote",
+               esc(opt.train_out), len, files, bytes, hex);
+    }
+    return 0;
+}
+
+#endif /* ADF_HAVE_ZSTD */
+
 static void usage(FILE *f)
 {
     fprintf(f,
         "usage: adaptive-precompress [options] DIR...\n"
+#ifdef ADF_HAVE_ZSTD
+        "       adaptive-precompress --train-dictionary OUT [options] DIR...\n"
+#endif
         "Write .gz (gzip -9), .br (brotli -q 11) and .zst (zstd -19)\n"
         "siblings (each coding this build has) of the\n"
         "compressible files under each DIR, for\n"
@@ -1196,6 +1683,12 @@ static void usage(FILE *f)
         "  -c, --codings LIST    e.g. gzip,br (default: every coding built in)\n"
         "  -n, --dry-run         say what would be done, write nothing\n"
         "  -q, --quiet           no progress, no summary\n"
+#ifdef ADF_HAVE_ZSTD
+        "  --train-dictionary OUT\n"
+        "                        write no siblings: train a zstd dictionary\n"
+        "                        on a sample of the same files, into OUT\n"
+        "  --dictionary-size N   its size at most (110k; 256 to 4m)\n"
+#endif
         "  -h, --help\n", default_exts);
 }
 
@@ -1266,15 +1759,22 @@ int main(int argc, char **argv)
         { "dry-run", no_argument, NULL, 'n' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
+        { "train-dictionary", required_argument, NULL, OPT_TRAIN },
+        { "dictionary-size", required_argument, NULL, OPT_DICT_SIZE },
         { NULL, 0, NULL, 0 }
     };
-    const char *codings = NULL;
-    int ch, i, j;
+    const char *codings = NULL, *err;
+    int ch, i, j, sized = 0;
     char *end;
+#ifdef ADF_HAVE_ZSTD
+    const char *base = NULL;
+    int outdir = -1;
+#endif
 
     apr_initialize();
     apr_pool_create(&pool, NULL);
     opt.min_length = 256;
+    opt.dict_size = DICT_DEFAULT;
     opt.exts = split(default_exts, &opt.nexts);
     while ((ch = getopt_long(argc, argv, "de:m:c:nqh", longopts, NULL))
            != -1) {
@@ -1293,12 +1793,55 @@ int main(int argc, char **argv)
         case 'n': opt.dry_run = 1; break;
         case 'q': opt.quiet = 1; break;
         case 'h': usage(stdout); return finish(0);
+        case OPT_TRAIN: opt.train_out = optarg; break;
+        case OPT_DICT_SIZE:
+            if ((err = adf_parse_size(pool, optarg, &opt.dict_size))) {
+                fprintf(stderr, "adaptive-precompress: --dictionary-size: "
+                        "%s\n", esc(err));
+                return finish(2);
+            }
+            if (opt.dict_size < DICT_MIN || opt.dict_size > DICT_MAX) {
+                fprintf(stderr, "adaptive-precompress: --dictionary-size: "
+                        "'%s' is out of range (256 bytes to 4m)\n",
+                        esc(optarg));
+                return finish(2);
+            }
+            sized = 1;
+            break;
         default: usage(stderr); return finish(2);
         }
     }
     if (optind >= argc) {
         usage(stderr);
         return finish(2);
+    }
+    if (sized && !opt.train_out) {
+        fprintf(stderr, "adaptive-precompress: --dictionary-size goes with "
+                "--train-dictionary\n");
+        return finish(2);
+    }
+    if (opt.train_out) {
+#ifndef ADF_HAVE_ZSTD
+        fprintf(stderr, "adaptive-precompress: --train-dictionary: this "
+                "build has no zstd\n");
+        return finish(2);
+#else
+        if (codings || opt.delete_orphans) {
+            fprintf(stderr, "adaptive-precompress: --train-dictionary "
+                    "writes no siblings: -c and -d do not go with it\n");
+            return finish(2);
+        }
+        if ((outdir = open_out_dir(opt.train_out, &base)) < 0) {
+            return finish(1);
+        }
+        train.max = (size_t)opt.dict_size * SAMPLE_MULT;
+        train.head = train.max < SAMPLE_HEAD ? train.max : SAMPLE_HEAD;
+        train.limit = APR_UINT64_MAX;
+        if (!(train.buf = malloc(train.head))) {
+            fprintf(stderr, "adaptive-precompress: out of memory\n");
+            return finish(1);
+        }
+#endif
     }
     {
         int n = 0;
@@ -1339,6 +1882,8 @@ int main(int argc, char **argv)
                        | O_CLOEXEC);
         struct stat st;
 
+        train.arg = i;
+        train.rootlen = strlen(argv[i]);
         if (dir >= 0) {
             enter(dir, argv[i]);
         }
@@ -1352,6 +1897,16 @@ int main(int argc, char **argv)
         }
     }
     clear_progress();
+#ifdef ADF_HAVE_ZSTD
+    if (opt.train_out) {
+        int rc = train_dictionary(outdir, base);
+
+        close(outdir);
+        free(train.buf);
+        free(train.v);
+        return finish(rc);
+    }
+#endif
     if (!opt.quiet) {
         summary();
     }

@@ -7,10 +7,11 @@
 # names escaped; an unreadable file is one error; -n writes nothing; as
 # root, a directory its owner swaps for a symbolic link moves nothing, a
 # directory another user owns is done as that user, and no sibling of
-# another user's is decoded.
+# another user's is decoded; --train-dictionary writes a zstd dictionary
+# that helps, reproducibly, atomically and never through a link at OUT.
 # The build's codings come from configure (ADF_CODINGS, set by make
 # check): gzip, and br where built (without it: refused, never written).
-# Inputs are generated here.  Needs gzip, brotli, perl and getfattr/
+# Inputs are generated here.  Needs gzip, brotli, zstd, perl and getfattr/
 # setfattr (Debian: attr); as root it also runs the tool as nobody.
 set -u
 tool=${builddir:-.}/tools/adaptive-precompress
@@ -457,6 +458,108 @@ if [ "$(id -u)" = 0 ]; then
     fi
 else
     t "whole seconds: needs root (a loop mount; CI runs as root)" false
+fi
+
+# ---- --train-dictionary ---------------------------------------------------
+# A zstd dictionary trained on 40 pages made from one template (a few words
+# vary), tried on a page held out of the training set.
+tr=$d/train
+mkdir -p "$tr/site/shop" "$tr/out" "$tr/empty" "$tr/few"
+page() {        # WORD N: a page of the template
+    cat <<PAGE
+<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>$1 - item $2 - Example Shop</title>
+<link rel="stylesheet" href="/static/css/main.css">
+<script src="/static/js/app.js" defer></script></head>
+<body><header class="site-header"><nav class="main-nav"><ul>
+<li><a href="/">Home</a></li><li><a href="/products">Products</a></li>
+<li><a href="/about">About us</a></li><li><a href="/contact">Contact</a></li>
+</ul></nav></header>
+<main class="content"><h1>The $1 collection, item $2</h1>
+<p>Our $1 products are made with care: every item in the $1 range is
+checked before it ships, and returns are free for thirty days.</p>
+<div class="price-box"><span class="price">$(($2 * 3)).99 EUR</span>
+<button class="add-to-cart" data-sku="SKU-$2">Add to cart</button></div></main>
+<footer class="site-footer"><p>Copyright 2026 Example Shop. All rights
+reserved.</p><p><a href="/privacy">Privacy policy</a> |
+<a href="/terms">Terms of service</a></p></footer></body></html>
+PAGE
+}
+i=0
+for w in amber basil cedar dune ember fern garnet hazel iris jade kelp \
+         lotus maple nutmeg olive pine quartz reed sage teak; do
+    for sub in . shop; do
+        i=$((i + 1))
+        page "$w" $i > "$tr/site/$sub/page$i.html"
+    done
+done
+page zephyr 77 > "$tr/held-out.html"
+train() {       # run the tool as given (no -c): $out, $err, $rc
+    out=$("$tool" "$@" 2>"$d/stderr")
+    rc=$?
+    err=$(cat "$d/stderr")
+}
+if [ $zstd = yes ]; then
+    train --train-dictionary "$tr/out/site.dict" --dictionary-size 16k "$tr/site"
+    t "--train-dictionary: exit 0" '[ $rc -eq 0 ] && [ -z "$err" ]'
+    t "--train-dictionary: the dictionary, 16k at most and not trivial" '[ -f "$tr/out/site.dict" ] && sz=$(stat -c %s "$tr/out/site.dict") && [ "$sz" -le 16384 ] && [ "$sz" -ge 1024 ]'
+    t "--train-dictionary: mode 0644" '[ "$(stat -c %a "$tr/out/site.dict")" = 644 ]'
+    t "--train-dictionary: one line: size, files and bytes sampled, SHA-256" 'hasF "$out" "wrote $tr/out/site.dict: $(stat -c %s "$tr/out/site.dict")-byte zstd dictionary from 40 files (" && hasF "$out" "sha256 $(sha256sum < "$tr/out/site.dict" | cut -d" " -f1)" && [ "$(printf "%s\n" "$out" | wc -l)" = 1 ]'
+    t "--train-dictionary: no sibling, no temporary file left" '[ -z "$(find "$tr/site" "$tr/out" -name "*.gz" -o -name "*.zst" -o -name ".*adaptive-precompress-*")" ]'
+    plain=$(zstd -19 -q -c "$tr/held-out.html" | wc -c)
+    withd=$(zstd -19 -q -c -D "$tr/out/site.dict" "$tr/held-out.html" | wc -c)
+    diag "held-out page: $(wc -c < "$tr/held-out.html") bytes, zstd -19 $plain, with the dictionary $withd"
+    t "the dictionary helps: a held-out page compresses smaller with it" '[ "$withd" -lt "$plain" ] && zstd -19 -q -c -D "$tr/out/site.dict" "$tr/held-out.html" | zstd -q -dc -D "$tr/out/site.dict" | cmp -s - "$tr/held-out.html"'
+    train -q --train-dictionary "$tr/out/again.dict" --dictionary-size 16k "$tr/site"
+    t "reproducible: a second run gives the same bytes" '[ $rc -eq 0 ] && [ -z "$out" ] && cmp -s "$tr/out/site.dict" "$tr/out/again.dict"'
+    # The sample's cap: 100 x the size; 40 pages of about 1.1 KB exceed
+    # 100 x 256 bytes.
+    train --train-dictionary "$tr/out/small.dict" --dictionary-size 256 "$tr/site"
+    sampled=$(printf '%s\n' "$out" | sed -n 's/.* files (\([0-9]*\) bytes sampled).*/\1/p')
+    t "--dictionary-size 256: the sample capped at 100 x 256 bytes" '[ $rc -eq 0 ] && [ "$(stat -c %s "$tr/out/small.dict")" -le 256 ] && [ -n "$sampled" ] && [ "$sampled" -le 25600 ] && [ "$sampled" -ge 12800 ]'
+    for bad in 255 5m 12x; do
+        train --train-dictionary "$tr/out/bad.dict" --dictionary-size $bad "$tr/site"
+        t "--dictionary-size $bad refused, naming the option" '[ $rc -eq 2 ] && hasF "$err" "--dictionary-size" && [ ! -e "$tr/out/bad.dict" ]'
+    done
+    train --dictionary-size 1k "$tr/site"
+    t "--dictionary-size without --train-dictionary refused" '[ $rc -eq 2 ]'
+    train --train-dictionary "$tr/out/bad.dict" -c zstd "$tr/site"
+    t "--train-dictionary with -c refused" '[ $rc -eq 2 ] && [ ! -e "$tr/out/bad.dict" ]'
+    train --train-dictionary "$tr/out/empty.dict" "$tr/empty"
+    t "no file to train on: exit 1, saying so, nothing written" '[ $rc -eq 1 ] && hasF "$err" "no file to train on" && [ ! -e "$tr/out/empty.dict" ] && [ -z "$(ls -A "$tr/out" | grep adaptive-precompress)" ]'
+    page one 1 > "$tr/few/one.html"
+    page two 2 > "$tr/few/two.html"
+    train --train-dictionary "$tr/out/few.dict" "$tr/few"
+    t "too few files for zstd: exit 1, zstd's error named, nothing written" '[ $rc -eq 1 ] && hasF "$err" "zstd could not train a dictionary on 2 files" && [ ! -e "$tr/out/few.dict" ]'
+    # OUT a symbolic link: replaced, the file it points to untouched.
+    printf 'not a dictionary\n' > "$tr/victim"
+    cp -p "$tr/victim" "$tr/victim.orig"
+    ln -s "$tr/victim" "$tr/out/link.dict"
+    train --train-dictionary "$tr/out/link.dict" --dictionary-size 16k "$tr/site"
+    t "OUT a symbolic link: the file it points to not modified" '[ $rc -eq 0 ] && cmp -s "$tr/victim" "$tr/victim.orig" && [ "$(mtime "$tr/victim")" = "$(mtime "$tr/victim.orig")" ]'
+    t "OUT a symbolic link: replaced by the dictionary" '[ ! -L "$tr/out/link.dict" ] && cmp -s "$tr/out/link.dict" "$tr/out/site.dict"'
+    train -n --train-dictionary "$tr/out/dry.dict" --dictionary-size 16k "$tr/site"
+    t "-n: would write, writes nothing" '[ $rc -eq 0 ] && hasF "$out" "would write $tr/out/dry.dict" && [ ! -e "$tr/out/dry.dict" ]'
+    if [ "$(id -u)" = 0 ]; then
+        # Another user's tree is read as that user, in a child that sends
+        # its samples back: the same dictionary as from root's own tree.
+        cp -a "$tr/site" "$tr/theirs"
+        chown -R nobody:nogroup "$tr/theirs/shop"
+        train --train-dictionary "$tr/out/theirs.dict" --dictionary-size 16k "$tr/theirs"
+        t "as root, a subtree nobody owns: read as nobody, the same dictionary" '[ $rc -eq 0 ] && cmp -s "$tr/out/theirs.dict" "$tr/out/site.dict"'
+        train --train-dictionary "$tr/out/theirs256.dict" --dictionary-size 256 "$tr/theirs"
+        t "... and the same capped sample" '[ $rc -eq 0 ] && cmp -s "$tr/out/theirs256.dict" "$tr/out/small.dict"'
+        cp "$tr/site/page1.html" "$tr/theirs/shop/roots.html"
+        chmod 600 "$tr/theirs/shop/roots.html"
+        train --train-dictionary "$tr/out/leak.dict" "$tr/theirs"
+        t "as root, a file nobody cannot read in nobody's tree: an error, nothing written" '[ $rc -eq 1 ] && hasF "$err" "roots.html: cannot read: Permission denied" && [ ! -e "$tr/out/leak.dict" ]'
+    else
+        skip "as root, a subtree nobody owns: read as nobody" "needs root"
+    fi
+else
+    train --train-dictionary "$tr/out/site.dict" "$tr/site"
+    t "without zstd: --train-dictionary refused, saying so" '[ $rc -eq 2 ] && hasF "$err" "this build has no zstd" && [ ! -e "$tr/out/site.dict" ]'
 fi
 
 # ---- usage ----------------------------------------------------------------
