@@ -378,6 +378,9 @@ static int prefer_dict(request_rec *r, const adf_accept_t *acc,
     if (!adf_dict_for(r, acc, &named)) {
         if (named) {
             apr_table_setn(r->notes, ADF_NOTE_PREFIX "dictionary", "miss");
+            if (r->status != HTTP_NOT_MODIFIED) {
+                adf_shm_count_dict(0, 0);
+            }
         }
         return 0;
     }
@@ -402,7 +405,7 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
                                      apr_off_t *len, adf_resp_fields_t *h,
                                      adf_decision_t *d)
 {
-    adf_policy_conf_t pc;
+    adf_policy_conf_t pc, plain;
     adf_policy_in_t in;
     adf_accept_t acc;
     int not_modified = r->status == HTTP_NOT_MODIFIED;
@@ -417,6 +420,7 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
         return NULL;
     }
     adf_conf_policy(dc, &pc);
+    plain = pc;
     in.length = *len = body_length(r, bb, h->length);
     if (prefer_dict(r, &acc, &pc)) {
         /* a dictionary the client holds: its coding first */
@@ -447,6 +451,14 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
         && (*slow = slow_client(r, load)) > 0) {
         in.budget = load->budget * ADF_SLOW_WEIGHT;
         adf_policy_decide(&pc, &in, d);
+    }
+    if (adf_coding(d->coding) && adf_coding(d->coding)->needs_dict) {
+        /* what would have gone out without it: what it saves */
+        adf_decision_t alt;
+
+        adf_policy_decide(&plain, &in, &alt);
+        adf_req(r)->dict_alt = alt.coding;
+        adf_req(r)->dict_alt_level = alt.level;
     }
     return load;
 }
@@ -494,6 +506,23 @@ static apr_status_t sink(void *baton, const char *data, apr_size_t len)
 
     ctx->pending += len;
     return apr_brigade_write(ctx->out, NULL, NULL, data, len);
+}
+
+/* A body sent against a dictionary, and what it saved against the coding
+ * the client would have got without (the model's ratio for that rung). */
+static void count_dict_hit(request_rec *r, const adf_stream_t *s, int whole)
+{
+    const adf_req_t *st = adf_req_peek(r);
+    adf_load_view_t load;
+    double cost, ratio = 1;
+    apr_off_t in = adf_stream_bytes_in(s);
+
+    if (st && st->dict_alt != ADF_IDENTITY) {
+        adf_shm_view(&load);
+        adf_model_rung(load.model, st->dict_alt, st->dict_alt_level, whole,
+                       &cost, &ratio);
+    }
+    adf_shm_count_dict(1, (apr_off_t)(in * ratio) - adf_stream_bytes_out(s));
 }
 
 /* ---- the filter --------------------------------------------------------- */
@@ -823,6 +852,9 @@ apr_status_t adf_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
                 adf_shm_count_rung(adf_stream_coding(s), adf_stream_level(s),
                                    ctx->rung_whole, adf_stream_bytes_in(s),
                                    adf_stream_bytes_out(s), ctx->ns);
+                if (adf_coding(adf_stream_coding(s))->needs_dict) {
+                    count_dict_hit(f->r, s, ctx->rung_whole);
+                }
                 if (ctx->count_eligible) {
                     adf_shm_count_eligible(adf_stream_bytes_in(s),
                                            ctx->slow);

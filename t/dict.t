@@ -16,7 +16,7 @@ use Digest::SHA qw(sha256_hex);
 use File::Path ();
 use ADFTest;
 
-plan tests => 31 + 15;
+plan tests => 33 + 15;
 
 my $z = built('zstd');
 my $root = docroot();
@@ -158,6 +158,15 @@ ok t_cmp($r->header('Content-Encoding') // '-', $z ? 'dcz' : $usual,
 ok t_cmp(join(' ', $r->header('Content-Encoding') // '-',
               vary_has($r, 'Available-Dictionary')), "$usual 0",
          'a path outside its pattern: the usual coding, no Vary on it');
+
+# The status page counts them.
+my $st = status_json();
+ok t_cmp(($st->{dictionary_hits} // 0) >= ($z ? 5 : 0)
+         && ($st->{dictionary_misses} // 0) >= ($z ? 2 : 0) ? 1 : 0, 1,
+         "the status page counts hits ($st->{dictionary_hits}) and misses "
+         . "($st->{dictionary_misses})");
+ok t_cmp(($st->{dictionary_saved_bytes} // 0) > ($z ? 10000 : -1) ? 1 : 0, 1,
+         "... and the bytes saved ($st->{dictionary_saved_bytes})");
 
 # ---- versions of static files ---------------------------------------------------
 Apache::TestRequest::module('default');

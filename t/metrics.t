@@ -15,7 +15,8 @@ use ADFTest;
 my %counters = map { $_ => 1 } qw(
     responses compressed_responses input_bytes output_bytes level_responses
     sibling_responses egress_bytes stale_siblings load_samples cache_hits
-    cache_misses cache_evictions cache_written cache_corrupt);
+    cache_misses cache_evictions cache_written cache_corrupt dictionary_hits
+    dictionary_misses dictionary_saved_bytes);
 my %gauges = map { $_ => 1 } qw(
     info start_time_seconds load_interval_seconds cpu_target_ratio
     cpu_limit_off_ratio cpu_limit_on_ratio load_ratio load_smoothed_ratio

@@ -92,6 +92,21 @@ void adf_shm_count_stale(void)
     }
 }
 
+void adf_shm_count_dict(int hit, apr_off_t saved)
+{
+    if (!adf_shared) {
+        return;
+    }
+    if (!hit) {
+        apr_atomic_inc64(&adf_shared->dict_misses);
+        return;
+    }
+    apr_atomic_inc64(&adf_shared->dict_hits);
+    if (saved > 0) {
+        apr_atomic_add64(&adf_shared->dict_saved, (apr_uint64_t)saved);
+    }
+}
+
 void adf_shm_count_egress(apr_off_t bytes)
 {
     if (adf_shared && bytes > 0) {
@@ -124,6 +139,9 @@ int adf_shm_stats(adf_stats_t *st)
     st->model = adf_shared->model;
     st->responses = apr_atomic_read64(&adf_shared->responses);
     st->stale = apr_atomic_read64(&adf_shared->stale);
+    st->dict_hits = apr_atomic_read64(&adf_shared->dict_hits);
+    st->dict_misses = apr_atomic_read64(&adf_shared->dict_misses);
+    st->dict_saved = apr_atomic_read64(&adf_shared->dict_saved);
     for (i = 0; i < ADF_NREASONS; i++) {
         st->reasons[i] = apr_atomic_read64(&adf_shared->reasons[i]);
     }

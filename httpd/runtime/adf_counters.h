@@ -20,6 +20,7 @@ typedef struct {
     double top;                 /* the dearest rung's cost, ns/B */
     double slow_share;          /* bytes to clients whose path is slow */
     apr_uint64_t egress;        /* response bytes sent */
+    apr_uint64_t dict_hits, dict_misses, dict_saved;
     adf_model_t model;
     apr_uint64_t samples;       /* samples taken since the full start */
     apr_uint64_t responses;
@@ -43,6 +44,10 @@ void adf_shm_count_stale(void);
  * of len bytes (-1: not known), for a client whose path was found slow
  * (slow 1), fast (0) or not measured (-1). */
 void adf_shm_count_eligible(apr_off_t len, int slow);
+/* A request that named a dictionary: sent against it (hit, saved: the
+ * bytes it saved against the coding that would have gone out without
+ * it, estimated from the model), or not (a miss). */
+void adf_shm_count_dict(int hit, apr_off_t saved);
 /* Bytes a response sent (log_transaction), for the egress rate. */
 void adf_shm_count_egress(apr_off_t bytes);
 /* in bytes compressed to out on a rung; ns: the CPU it took, if timed. */

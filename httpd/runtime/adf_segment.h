@@ -64,6 +64,9 @@ typedef struct {
                                              * was measured */
     volatile apr_uint64_t eligible_slow;    /* ... and found slow */
     volatile apr_uint64_t egress;       /* response bytes sent */
+    volatile apr_uint64_t dict_hits;    /* responses sent as dcz */
+    volatile apr_uint64_t dict_misses;  /* a dictionary named, none used */
+    volatile apr_uint64_t dict_saved;   /* bytes dcz saved, estimated */
     volatile apr_uint64_t own_pct;      /* a double's bits: last interval */
 } adf_shared_t;
 

@@ -113,6 +113,14 @@ static const counter_t counters[] = {
       "Response body bytes sent, compressed or not." },
     { "stale_siblings", "stale_siblings", BY_NONE, AT(stale),
       "Precompressed siblings ignored because they were not fresh." },
+    { "dictionary_hits", "dictionary_hits", BY_NONE, AT(dict_hits),
+      "Responses sent as dcz against a dictionary the client named." },
+    { "dictionary_misses", "dictionary_misses", BY_NONE, AT(dict_misses),
+      "Requests that named a dictionary this server could not use." },
+    { "dictionary_saved_bytes", "dictionary_saved_bytes", BY_NONE,
+      AT(dict_saved), "Bytes dcz responses saved against the coding that "
+      "would have gone out without the dictionary (estimated by the cost "
+      "model's ratio for that coding and level)." },
 };
 
 static const apr_uint64_t *counter_of(const adf_stats_t *st,
