@@ -452,6 +452,14 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
         in.budget = load->budget * ADF_SLOW_WEIGHT;
         adf_policy_decide(&pc, &in, d);
     }
+    if (d->coding == ADF_IDENTITY && d->reason == ADF_R_LOAD
+        && adf_req(r)->dict_over_stored) {
+        /* The swap passed over stored bytes for the dictionary while the
+         * load allowed it: sending less than those now would be worse. */
+        d->coding = ADF_DCZ;
+        d->level = pc.level_min[ADF_DCZ];
+        d->reason = ADF_R_TARGET;
+    }
     if (adf_coding(d->coding) && adf_coding(d->coding)->needs_dict) {
         /* what would have gone out without it: what it saves */
         adf_decision_t alt;

@@ -31,6 +31,8 @@ typedef struct {
     adf_dict_t dict_kept;   /* ... when it is a version the cache kept */
     int dict_named;         /* the client named a dictionary */
     int dict_looked;        /* dict and dict_named are known */
+    int dict_over_stored;   /* the swap passed over stored bytes for it:
+                             * the filter must code against it */
     adf_coding_e dict_alt;  /* what would have gone out without dict */
     int dict_alt_level;
     int version_kept;       /* this version of the file is kept as a

@@ -20,7 +20,7 @@ use ADFTest;
 # A one-process server (ADF_VALGRIND=1) runs no scratch servers: the
 # fleet's part (4 assertions) is left out of its plan.
 my $one = $ENV{ADF_VALGRIND} ? 1 : 0;
-plan tests => 33 + 15 + ($one ? 0 : 4);
+plan tests => 33 + 17 + ($one ? 0 : 4);
 
 my $z = built('zstd');
 my $root = docroot();
@@ -224,6 +224,19 @@ $r = fetch('/cache/dv/app.js', 'Accept-Encoding' => $ae,
 ok t_cmp(join(' ', $r->code, ($r->header('Content-Encoding') // '') eq 'dcz'
                              ? 'dcz' : 'not dcz'),
          '200 not dcz', '... but not for a client holding another dictionary');
+
+# Under the CPU limit, stored bytes cost nothing: a client that holds
+# version 1 gets version 2's cache entry, not a body coded on the fly,
+# and never less than that.
+wait_hit('/cache/dv/app.js', 'br');
+set_load(99);
+wait_for(sub { status_json()->{load}{limited} }, 20);
+($r, $n) = fetch_noted('/cache/dv/app.js', $ae,
+                       'Available-Dictionary' => available_dictionary($v1));
+ok t_cmp(join(' ', $n->{cache} // '-', $n->{reason} // '-'),
+         'hit cache-hit', 'under the CPU limit: the stored entry');
+ok t_cmp(decode_body($r) // '(does not decode)', $v2, '... which decodes');
+idle();
 
 # a versioned name: the version as "*", and the old file gone
 deploy('lib-3f2a9c1b.js', $v1);
