@@ -687,6 +687,7 @@ static const char *read_dict(cmd_parms *cmd, adf_dict_conf_t *dc)
     }
     dc->dict.data = buf;
     dc->dict.len = got;
+    dc->dict.stable = 1;    /* pconf's, for the configuration's life */
     adf_digest_hex(hex, dc->dict.hash, 8);
     dc->etag = apr_psprintf(cmd->pool, "\"adf-dict-%s\"", hex);
     return NULL;

@@ -46,6 +46,8 @@ typedef struct {
     const unsigned char *data;
     apr_size_t len;
     unsigned char hash[ADF_DICT_HASH_LEN];
+    int stable;         /* the bytes live, unchanged, as long as the
+                         * process: a coder may keep a prepared form */
 } adf_dict_t;
 
 /* What a stream is opened with. */

@@ -22,7 +22,11 @@ const adf_coding_t adf_coding_dcz = {
     .id = ADF_DCZ, .token = "dcz", .etag_suffix = "-ad-dcz",
     .level_word = "level",
     .min_level = 1, .max_level = 19,
-    .default_min = 1, .default_max = 12,
+    .default_min = 1, .default_max = 10,    /* with body and dictionary
+                                             * within 256 KB, 11 and 12
+                                             * take libzstd's btlazy2: 3-15
+                                             * times 10's CPU for 1-5 %
+                                             * (bench/dictionary) */
     .strongest = 19,
     .needs_dict = 1,
     .dict_magic = "\x5e\x2a\x4d\x18\x20\x00\x00\x00", .dict_magic_len = 8,
