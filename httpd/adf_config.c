@@ -301,6 +301,80 @@ static const char *global_only(cmd_parms *cmd)
     return ap_check_cmd_context(cmd, GLOBAL_ONLY);
 }
 
+/* A numeric directive is a table row: its field (in the directory's
+ * record, or the main server's), what it holds, its bounds and whether
+ * "file:line" is kept for a later check's message (cmd->info). */
+typedef enum { NUM_SIZE, NUM_PERCENT, NUM_INTERVAL } num_kind_e;
+
+typedef struct {
+    apr_size_t at;              /* the field's offset */
+    int server;                 /* in adf_srv_conf_t, main server only */
+    num_kind_e kind;
+    apr_int64_t min, max;       /* bytes, percent, microseconds */
+    apr_ssize_t where;          /* offset of a const char * for "file:line",
+                                 * or -1 */
+} num_slot_t;
+
+static const char *set_number(cmd_parms *cmd, void *cfg, const char *arg)
+{
+    const num_slot_t *n = cmd->info;
+    char *rec = cfg;
+    const char *err = NULL;
+    apr_off_t size;
+    int pct;
+
+    if (n->server) {
+        if ((err = global_only(cmd))) {
+            return err;
+        }
+        rec = ap_get_module_config(cmd->server->module_config,
+                                   &adaptive_deflate_module);
+    }
+    switch (n->kind) {
+    case NUM_SIZE:
+        if (!(err = adf_parse_size(cmd->pool, arg, &size))) {
+            if (size < n->min || size > n->max) {
+                err = apr_psprintf(cmd->pool, "%s is out of range", arg);
+            }
+            *(apr_off_t *)(rec + n->at) = size;
+        }
+        break;
+    case NUM_PERCENT:
+        if (!(err = adf_parse_percent(cmd->pool, arg, &pct))) {
+            if (pct < n->min || pct > n->max) {
+                err = apr_psprintf(cmd->pool, "must be between %d and %d",
+                                   (int)n->min, (int)n->max);
+            }
+            *(int *)(rec + n->at) = pct;
+        }
+        break;
+    case NUM_INTERVAL:
+        err = adf_parse_interval(cmd->pool, arg, n->min, n->max,
+                                 (apr_interval_time_t *)(rec + n->at));
+        break;
+    }
+    if (err) {
+        return fail(cmd, err);
+    }
+    if (n->where >= 0) {
+        *(const char **)(rec + n->where) = where(cmd);
+    }
+    return NULL;
+}
+
+#define DIR_FIELD(f) APR_OFFSETOF(adf_dir_conf_t, f)
+#define SRV_FIELD(f) APR_OFFSETOF(adf_srv_conf_t, f)
+static const num_slot_t min_length_slot = {
+    DIR_FIELD(min_length), 0, NUM_SIZE, 0, APR_INT64_MAX, -1
+};
+static const num_slot_t interval_slot = {
+    SRV_FIELD(load_interval), 1, NUM_INTERVAL, APR_USEC_PER_SEC / 10,
+    60 * APR_USEC_PER_SEC, -1
+};
+static const num_slot_t target_slot = {
+    SRV_FIELD(cpu_target), 1, NUM_PERCENT, 1, 99, SRV_FIELD(target_at)
+};
+
 static const char *set_types(cmd_parms *cmd, void *cfg, int argc,
                              char *const argv[])
 {
@@ -376,14 +450,6 @@ int adf_config_top_level(adf_coding_e c)
         return 0;
     }
     return top_level[c] > d->default_max ? top_level[c] : d->default_max;
-}
-
-static const char *set_min_length(cmd_parms *cmd, void *cfg, const char *arg)
-{
-    adf_dir_conf_t *dc = cfg;
-    const char *err = adf_parse_size(cmd->pool, arg, &dc->min_length);
-
-    return err ? fail(cmd, err) : NULL;
 }
 
 static const char *set_caps(cmd_parms *cmd, void *cfg, int argc,
@@ -518,38 +584,6 @@ static const char *set_source(cmd_parms *cmd, void *cfg, const char *arg)
     }
     sc->load_source = src;
     return NULL;
-}
-
-static const char *set_interval(cmd_parms *cmd, void *cfg, const char *arg)
-{
-    adf_srv_conf_t *sc = ap_get_module_config(cmd->server->module_config,
-                                              &adaptive_deflate_module);
-    const char *err = global_only(cmd);
-
-    if (!err) {
-        err = adf_parse_interval(cmd->pool, arg, apr_time_from_msec(100),
-                                 apr_time_from_sec(60), &sc->load_interval);
-        if (err) {
-            return fail(cmd, err);
-        }
-    }
-    return err;
-}
-
-static const char *set_target(cmd_parms *cmd, void *cfg, const char *arg)
-{
-    adf_srv_conf_t *sc = ap_get_module_config(cmd->server->module_config,
-                                              &adaptive_deflate_module);
-    const char *err = global_only(cmd);
-
-    if (!err && (err = adf_parse_percent(cmd->pool, arg, &sc->cpu_target))) {
-        return fail(cmd, err);
-    }
-    if (!err && (sc->cpu_target < 1 || sc->cpu_target > 99)) {
-        return fail(cmd, "the target must be between 1 and 99");
-    }
-    sc->target_at = where(cmd);
-    return err;
 }
 
 static const char *set_bandwidth(cmd_parms *cmd, void *cfg, const char *arg)
@@ -801,7 +835,8 @@ const command_rec adf_cmds[] = {
                   "controller moves in"),
     ADF_CODINGS(LEVELS_ROW)
 #undef LEVELS_ROW
-    AP_INIT_TAKE1("AdaptiveDeflateMinLength", set_min_length, NULL, DIR_CTX,
+    AP_INIT_TAKE1("AdaptiveDeflateMinLength", set_number,
+                  (void *)&min_length_slot, DIR_CTX,
                   "bytes: shorter responses are sent as they are"),
     AP_INIT_TAKE_ARGV("AdaptiveDeflateSizeLevels", set_caps, NULL, COST_CTX,
                       "SIZE:LEVEL ... caps the level by response size "
@@ -834,9 +869,10 @@ const command_rec adf_cmds[] = {
                       "for responses whose path matches PATTERN (dcz)"),
     AP_INIT_TAKE1("AdaptiveDeflateLoadSource", set_source, NULL, RSRC_CONF,
                   "auto, cpus, cgroup, psi or file:PATH"),
-    AP_INIT_TAKE1("AdaptiveDeflateLoadInterval", set_interval, NULL,
-                  RSRC_CONF, "how often the load is sampled (100ms to 60s)"),
-    AP_INIT_TAKE1("AdaptiveDeflateCPUTarget", set_target, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("AdaptiveDeflateLoadInterval", set_number,
+                  (void *)&interval_slot, RSRC_CONF, "how often the load is sampled (100ms to 60s)"),
+    AP_INIT_TAKE1("AdaptiveDeflateCPUTarget", set_number,
+                  (void *)&target_slot, RSRC_CONF,
                   "CPU percent the controller steers to"),
     AP_INIT_TAKE1("AdaptiveDeflateBandwidthTarget", set_bandwidth, NULL,
                   RSRC_CONF, "Off, or the egress rate (e.g. 800mbit) near "
