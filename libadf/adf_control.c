@@ -280,59 +280,50 @@ static void reference(adf_control_t *c, const adf_model_t *m,
     }
 }
 
-void adf_control_update(adf_control_t *c, adf_model_t *m,
-                        const adf_control_conf_t *conf,
-                        const adf_obs_t *obs)
-{
-    double sample = obs->load, spent, used, rest, want, next, step, v, goal;
-    double a, top, spend_now;
-    int saturated;
-    double cap_ns = obs->capacity * obs->seconds * 1e9;
-    const adf_coding_t *d;
-    fit_t f;
+/* ---- one update, phase by phase ---------------------------------------- */
 
-    spent = learn(m, obs);
-    /* after learning: the top is what the top rung costs now */
-    top = c->top = adf_control_top(m, conf);
-    if (sample < 0 || cap_ns <= 0) {
-        return;
-    }
-    reference(c, m, obs);
-    sample = clamp(sample, 0, 100);
+/* Observe: the sample smoothed (the same time constant whatever the
+ * interval: a short interval reacts sooner, not more nervously), the
+ * compression's share of the CPU, the share of bytes whose clients are
+ * slow.  Returns whether the sample saturates the core: at or over OFF,
+ * and not a noisy sample near a goal close to OFF (a target of 94 under a
+ * limit of 99): the smoothed load was high already, or the load jumped
+ * (a cold start, a burner). */
+static int observe(adf_control_t *c, const adf_control_conf_t *conf,
+                   const adf_obs_t *obs, double sample, double spent,
+                   double cap_ns)
+{
+    double a = 1 - exp(-obs->seconds / ADF_CONTROL_TAU);
+    int saturated = sample >= conf->limit_off
+                    && (!c->primed || sample - c->ema >= ADF_CONTROL_JUMP
+                        || c->ema >= (conf->target + conf->limit_off) / 2);
+
     c->raw = sample;
-    /* The same time constant whatever the interval: a short interval
-     * reacts sooner, not more nervously. */
-    a = 1 - exp(-obs->seconds / ADF_CONTROL_TAU);
-    /* Saturated: at or over OFF, and not a noisy sample near a goal close
-     * to OFF (a target of 94 under a limit of 99): the smoothed load was
-     * high already, or the load jumped (a cold start, a burner). */
-    saturated = sample >= conf->limit_off
-                && (!c->primed || sample - c->ema >= ADF_CONTROL_JUMP
-                    || c->ema >= (conf->target + conf->limit_off) / 2);
     c->ema = c->primed ? a * sample + (1 - a) * c->ema : sample;
     c->primed = 1;
     c->spent = clamp(100 * spent / cap_ns, 0, 100);
     /* Of the bytes whose client's path was measured (at the top only a
-     * sample is, under the limit none), smoothed like the load: one
-     * slow reader among few measured responses must not set the goal
-     * for everyone.  An interval without a measurement counts as fast
+     * sample is, under the limit none), smoothed like the load: one slow
+     * reader among few measured responses must not set the goal for
+     * everyone.  An interval without a measurement counts as fast
      * clients, the cautious side (half the target). */
     c->slow_share = (1 - a) * c->slow_share
                     + a * (obs->eligible_asked >= 1
                            ? clamp(obs->eligible_slow / obs->eligible_asked,
                                    0, 1)
                            : 0);
-    if (conf->fixed) {
-        c->budget = top;        /* learns the costs, never steers */
-        c->limited = 0;
-        return;
-    }
+    return saturated;
+}
 
-    /* The safety net: above OFF twice, nothing new is compressed until a
-     * sample is below ON; then from half the budget that tripped it. */
+/* The safety net: above OFF twice, nothing new is compressed until a
+ * sample is below ON; then from half the budget that tripped it.  Returns
+ * whether the net holds the budget this time. */
+static int safety_net(adf_control_t *c, const adf_control_conf_t *conf,
+                      double sample, double top)
+{
     if (c->limited) {
         if (sample >= conf->limit_on) {
-            return;
+            return 1;
         }
         c->limited = 0;
     }
@@ -343,37 +334,142 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
         c->over = 0;
         c->limited = 1;
         c->budget = clamp(c->budget / 2, ADF_BUDGET_MIN, top);
-        return;
+        return 1;
     }
+    return 0;
+}
 
-    /* The load as it moves: smoothed (a steady goal is reached on the
-     * mean, not on the peaks: until stop 31 every rise counted at once
-     * and the load settled a noise's width under the goal), but a rise of
-     * ADF_CONTROL_JUMP points over the goal counts at once. */
-    used = sample > c->ema && sample >= conf->target + ADF_CONTROL_JUMP
-           ? sample : c->ema;
-    /* The goal, of which the CPU target is the ceiling: what the bytes
-     * are worth.  Without a bandwidth target, time: all of the target for
-     * the bytes of clients whose path is slow (the share v), half of it
-     * for fast clients, to whom the bytes saved buy little time while the
-     * CPU's queue costs them latency.  With one, money: bytes matter as
-     * egress approaches the rate (a quarter of the target at half of it,
-     * all of it at the rate), whoever the client. */
-    v = c->slow_share;
+/* The goal, of which the CPU target is the ceiling: what the bytes are
+ * worth.  Without a bandwidth target, time: all of the target for the
+ * bytes of clients whose path is slow, half of it for fast clients, to
+ * whom the bytes saved buy little time while the CPU's queue costs them
+ * latency.  With one, money: bytes matter as egress approaches the rate
+ * (a quarter of the target at half of it, all of it at the rate),
+ * whoever the client. */
+static double goal_of(const adf_control_t *c, const adf_control_conf_t *conf,
+                      const adf_obs_t *obs)
+{
     if (conf->bw_target > 0) {
         double pressure = clamp((obs->egress / obs->seconds / conf->bw_target
                                  - 0.5) / 0.5, 0, 1);
-        goal = conf->target * (0.25 + 0.75 * pressure);
+        return conf->target * (0.25 + 0.75 * pressure);
     }
-    else {
-        goal = conf->target * (ADF_FAST_SHARE + (1 - ADF_FAST_SHARE) * v);
+    return conf->target * (ADF_FAST_SHARE + (1 - ADF_FAST_SHARE)
+                                            * c->slow_share);
+}
+
+/* The budget that would bring the load to goal: the bytes that could be
+ * compressed and their clients as this interval had them, through the
+ * model of the plant (predict, solve). */
+static double wanted(adf_control_t *c, const adf_model_t *m,
+                     const adf_control_conf_t *conf, const adf_obs_t *obs,
+                     double used, double rest, double goal, double top,
+                     double cap_ns)
+{
+    const adf_coding_t *d = adf_coding((adf_coding_e)c->ref_coding);
+    double spend_now;
+    fit_t f;
+
+    if (obs->eligible < 1) {
+        return top;        /* nothing to compress: no limit */
     }
-    /* What the load missed the goal by, added up (an integral term):
-     * the prediction's errors (requests that do not scale as it assumes,
-     * the noise under a curved model) leave the load a point or two off
-     * the goal at rest.  Only while the budget is free to move either
-     * way, so that an idle server or a saturated one winds up nothing;
-     * never past the limit's OFF mark. */
+    f.n = d ? adf_frontier(m, (adf_coding_e)c->ref_coding, c->ref_whole,
+                           d->default_min,
+                           conf->top_level[c->ref_coding]
+                           ? conf->top_level[c->ref_coding]
+                           : d->default_min, f.pts) : 0;
+    f.content = c->content > 0 ? c->content : 1;
+    f.top = top;
+    f.v = conf->bw_target > 0 ? 0 : c->slow_share;
+    /* Others' load (the server's own CPU is known from its children's
+     * times) does not grow with the requests served; unknown, all of it
+     * is counted as the server's (the prediction then overstates what a
+     * budget adds, and understates what a cut takes off). */
+    f.fixed = obs->own > 0 && obs->own < used ? used - obs->own : 0;
+    f.fixed = f.fixed > rest ? rest : f.fixed;
+    f.rest = rest - f.fixed;
+    f.per_ns = 100 * obs->eligible / cap_ns;
+    /* the spend the budget in force bought, by the model: where it is not
+     * what the budget says (the limit, a budget changed within the
+     * interval), the prediction follows the measure */
+    spend_now = (c->budget < top ? c->budget : top) * f.per_ns;
+    if (spend_now > 0 && c->spent > 0) {
+        f.per_ns *= clamp(c->spent / spend_now, 0.05, 20);
+    }
+    f.r_now = ratio_at(&f, c->budget);
+    return solve(&f, goal + c->trim < conf->limit_off - 2
+                     ? goal + c->trim : conf->limit_off - 2);
+}
+
+/* A step toward want: in log space, part of the way per sample, and by
+ * at most a factor per sample below the limit: the prediction is a model
+ * of a closed loop, and a damped step lets the next interval correct
+ * it. */
+static double step_toward(const adf_control_t *c, double want, double rest,
+                          double goal, int saturated)
+{
+    double step = want < c->budget ? ADF_CONTROL_DOWN : ADF_CONTROL_UP;
+    double next = exp(log(c->budget) + step * (log(want) - log(c->budget)));
+
+    if (!saturated) {
+        return clamp(next, c->budget / ADF_CONTROL_STEP_DOWN,
+                     c->budget * ADF_CONTROL_STEP_MAX);
+    }
+    /* A saturated core: the requests the link would carry are more than
+     * the CPU served, so a prediction made from what it served falls
+     * short: half of what it finds, and at least a halving (a cold start
+     * under load behind a link, a burner taking most of the core). */
+    next = want / 2 < c->budget / 2 ? want / 2 : c->budget / 2;
+    if (rest >= goal && next < c->budget / ADF_CONTROL_STEP_OFF) {
+        /* ... but with the rest of the load over the goal already, the
+         * floor is the clamp's, not a budget the model found, and behind
+         * a link that rest moves with the budget (compressing less serves
+         * fewer requests): one sample must not take the budget to the
+         * floor.  A cut that yields at once, then; a CPU that stays over
+         * OFF trips the limit at the next sample. */
+        next = c->budget / ADF_CONTROL_STEP_OFF;
+    }
+    return next;
+}
+
+void adf_control_update(adf_control_t *c, adf_model_t *m,
+                        const adf_control_conf_t *conf,
+                        const adf_obs_t *obs)
+{
+    double cap_ns = obs->capacity * obs->seconds * 1e9;
+    double sample = obs->load, spent, used, rest, want, goal, top;
+    int saturated;
+
+    /* learn what the rungs cost; the top is what the top rung costs now */
+    spent = learn(m, obs);
+    top = c->top = adf_control_top(m, conf);
+    if (sample < 0 || cap_ns <= 0) {
+        return;
+    }
+    reference(c, m, obs);
+    sample = clamp(sample, 0, 100);
+    saturated = observe(c, conf, obs, sample, spent, cap_ns);
+    if (conf->fixed) {
+        c->budget = top;        /* learns the costs, never steers */
+        c->limited = 0;
+        return;
+    }
+    if (safety_net(c, conf, sample, top)) {
+        return;
+    }
+    /* The load steered on: smoothed (a steady goal is reached on the
+     * mean, not on the peaks, which would leave it a noise's width under
+     * the goal), but a rise of ADF_CONTROL_JUMP points over the goal
+     * counts at once. */
+    used = sample > c->ema && sample >= conf->target + ADF_CONTROL_JUMP
+           ? sample : c->ema;
+    goal = goal_of(c, conf, obs);
+    /* What the load missed the goal by, added up (an integral term): the
+     * prediction's errors (requests that do not scale as it assumes, the
+     * noise under a curved model) leave the load a point or two off the
+     * goal at rest.  Only while the budget is free to move either way, so
+     * that an idle server or a saturated one winds up nothing; never past
+     * the limit's OFF mark. */
     if (c->budget > ADF_BUDGET_MIN && c->budget < top && obs->eligible >= 1) {
         c->trim = clamp(c->trim + ADF_CONTROL_TRIM * (goal - used),
                         -ADF_CONTROL_TRIM_MAX, ADF_CONTROL_TRIM_MAX);
@@ -381,78 +477,10 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     if (fabs(used - goal) < ADF_CONTROL_BAND && obs->eligible >= 1) {
         return;         /* near the goal: noise is not a reason to move */
     }
-    rest = used - c->spent;             /* what compression is not */
-    if (rest < 0) {
-        rest = 0;
-    }
-    if (obs->eligible < 1) {
-        want = top;        /* nothing to compress: no limit */
-    }
-    else {
-        /* What the budget would make of the load: the bytes that could be
-         * compressed and their clients as this interval had them. */
-        d = adf_coding((adf_coding_e)c->ref_coding);
-        f.n = d ? adf_frontier(m, (adf_coding_e)c->ref_coding, c->ref_whole,
-                               d->default_min,
-                               conf->top_level[c->ref_coding]
-                               ? conf->top_level[c->ref_coding]
-                               : d->default_min, f.pts) : 0;
-        f.content = c->content > 0 ? c->content : 1;
-        f.top = top;
-        f.v = conf->bw_target > 0 ? 0 : v;
-        /* Others' load (the server's own CPU is known from its children's
-         * times) does not grow with the requests served; unknown, all of
-         * it is counted as the server's (the prediction then overstates
-         * what a budget adds, and understates what a cut takes off). */
-        f.fixed = obs->own > 0 && obs->own < used ? used - obs->own : 0;
-        f.fixed = f.fixed > rest ? rest : f.fixed;
-        f.rest = rest - f.fixed;
-        f.per_ns = 100 * obs->eligible / cap_ns;
-        /* the spend the budget in force bought, by the model: where it
-         * is not what the budget says (the limit, a budget changed
-         * within the interval), the prediction follows the measure */
-        spend_now = (c->budget < top ? c->budget : top) * f.per_ns;
-        if (spend_now > 0 && c->spent > 0) {
-            f.per_ns *= clamp(c->spent / spend_now, 0.05, 20);
-        }
-        f.r_now = ratio_at(&f, c->budget);
-        want = solve(&f, goal + c->trim < conf->limit_off - 2
-                         ? goal + c->trim : conf->limit_off - 2);
-    }
-    want = clamp(want, ADF_BUDGET_MIN, top);
-    /* In log space, part of the way toward it per sample, and by at most
-     * a factor per sample below the limit: the prediction is a model of
-     * a closed loop, and a damped step lets the next interval correct
-     * it. */
-    step = want < c->budget ? ADF_CONTROL_DOWN : ADF_CONTROL_UP;
-    next = exp(log(c->budget) + step * (log(want) - log(c->budget)));
-    if (!saturated) {
-        next = clamp(next, c->budget / ADF_CONTROL_STEP_DOWN,
-                     c->budget * ADF_CONTROL_STEP_MAX);
-    }
-    else {
-        /* A sample at or over OFF is a saturated core: the requests the
-         * link would carry are more than the CPU served, so a prediction
-         * made from what it served falls short: half of what it finds,
-         * and at least a halving (without it, a cold start under load
-         * behind a 1 Gbit/s link tripped the limit at its second sample,
-         * and a burner taking 60 % of the core was followed to 2.2 x less
-         * where 4.4 x was needed). */
-        next = want / 2 < c->budget / 2 ? want / 2 : c->budget / 2;
-        if (rest >= goal && next < c->budget / ADF_CONTROL_STEP_OFF) {
-            /* ... but with the rest of the load over the goal already,
-             * B* is the floor by the clamp, not a budget the model found,
-             * and behind a link that rest moves with B (compressing less
-             * serves fewer requests).  The load there swings with a
-             * steady budget (64-93 % at 100 Mbit x 10 KB), and one sample
-             * of 96.7 % took B from 2.4 to 0.03 ns/B, then six samples of
-             * doubling served nearly identity.  A cut that yields at once,
-             * then; a CPU that stays over OFF trips the limit at the next
-             * sample. */
-            next = c->budget / ADF_CONTROL_STEP_OFF;
-        }
-    }
-    c->budget = next;
+    rest = used - c->spent > 0 ? used - c->spent : 0;  /* not compression */
+    want = clamp(wanted(c, m, conf, obs, used, rest, goal, top, cap_ns),
+                 ADF_BUDGET_MIN, top);
+    c->budget = step_toward(c, want, rest, goal, saturated);
     if (want >= top && c->budget > top * 0.9) {
         c->budget = top;   /* arrived: no asymptote at idle */
     }
