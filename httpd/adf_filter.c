@@ -434,23 +434,23 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
     adf_shm_view(load);
     in.model = load->model;
     in.model_gen = load->model_gen;
-    /* A 304 only names the representation: the load does not matter. */
-    in.budget = not_modified ? 1e9 : load->budget;
-    in.limited = not_modified ? 0 : load->limited;
-    in.failsafe = !not_modified && load->stale;
+    in.budget = load->budget;
+    in.limited = load->limited;
+    in.failsafe = load->stale;
+    in.not_modified = not_modified;
     if (!in.limited) {
         /* the rungs and the dice: not consulted over the limit */
         in.whole = whole_body(r, bb, in.length);
         in.dice = adf_rand01();
     }
     adf_policy_decide(&pc, &in, d);
-    /* TCP_INFO (a system call) only for what the budget may decide: a
-     * compressed response, or one left out for the load; not for the
+    /* Whether the client's path is slow (TCP_INFO, a system call) sets
+     * the controller's goal: asked only for what the budget decided, a
+     * compressed response or one left out for the load; not for the
      * clients that accept no coding, the types never compressed. */
-    if (!not_modified && (d->coding != ADF_IDENTITY || d->reason == ADF_R_LOAD)
-        && (*slow = slow_client(r, load)) > 0) {
-        in.budget = load->budget * ADF_SLOW_WEIGHT;
-        adf_policy_decide(&pc, &in, d);
+    if (!not_modified
+        && (d->coding != ADF_IDENTITY || d->reason == ADF_R_LOAD)) {
+        *slow = slow_client(r, load);
     }
     if (d->coding == ADF_IDENTITY && d->reason == ADF_R_LOAD
         && adf_req(r)->dict_over_stored) {

@@ -26,15 +26,14 @@
 #define ADF_CONTROL_TRIM_MAX 3.0    /* points, either way */
 #define ADF_CONTROL_STEP_OFF 8.0    /* ... the most it falls on a sample >= OFF */
 #define ADF_BUDGET_MIN      0.01    /* ns/B: effectively nothing */
-/* A client whose path takes longer per byte than the dearest rung's CPU
- * ("slow": the link, not the CPU, holds its response back) gets this much
- * more budget than the others: none more since stop 31.  Behind a shared
- * link the same client is measured slow on one response and not on the
- * next, and twice the budget for some responses while others were left
- * out mixed identity with dearer rungs: a mix that one fixed rung beats
- * on both bytes and CPU (the slow share is what sets the goal instead). */
-#define ADF_SLOW_WEIGHT     1.0
-/* The share of the CPU target the load of fast clients steers to. */
+/* One budget for every client.  A client whose path takes longer per
+ * byte than the dearest rung's CPU ("slow": the link, not the CPU, holds
+ * its response back) raises the goal through the slow share, not its own
+ * budget: behind a shared link the same client is measured slow on one
+ * response and not on the next, and more budget for some responses while
+ * others were left out mixes identity with dearer rungs, which one fixed
+ * rung beats on both bytes and CPU.  The share of the CPU target the
+ * load of fast clients steers to: */
 #define ADF_FAST_SHARE      0.5
 #define ADF_LEARN_MIN       65536   /* bytes a rung needs to learn from */
 /* Smaller bodies teach nothing about per-byte cost or ratio: their cost

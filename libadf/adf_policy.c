@@ -385,9 +385,18 @@ void adf_policy_decide(const adf_policy_conf_t *conf,
 {
     adf_point_t buf[ADF_NLEVELS + 1];
     const adf_point_t *pts;
+    adf_policy_in_t unloaded;
     adf_coding_e c;
     int lo, hi, n, i, cap, capped = 0;
     double p;
+
+    if (in->not_modified) {
+        unloaded = *in;
+        unloaded.budget = 1e9;
+        unloaded.limited = 0;
+        unloaded.failsafe = 0;
+        in = &unloaded;
+    }
 
     if (in->is_subrequest) {
         skip(out, ADF_R_SUBREQUEST, 0);

@@ -47,6 +47,9 @@ typedef struct {
     int whole;                  /* the whole body is at hand (its class) */
     int limited;                /* controller: above the CPU limit */
     int failsafe;               /* no fresh load signal: lowest level */
+    int not_modified;           /* a 304: it names the representation of
+                                 * its 200, which the load does not choose:
+                                 * budget, limit and signal are ignored */
     double dice;                /* uniform in [0, 1): mixes levels */
 } adf_policy_in_t;
 

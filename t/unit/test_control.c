@@ -137,8 +137,7 @@ static double step(const plant_t *pl)
     int n, i, k;
 
     n = adf_frontier(&model, CODING, WHOLE, 1, 9, pts);
-    adf_frontier_at(pts, n, ctl.limited ? 0
-                    : ctl.budget * (pl->slow ? ADF_SLOW_WEIGHT : 1), &i, &p);
+    adf_frontier_at(pts, n, ctl.limited ? 0 : ctl.budget, &i, &p);
     if (ctl.limited) {
         i = 0;
         p = 0;

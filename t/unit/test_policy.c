@@ -450,6 +450,26 @@ START_TEST(types_match_like_fnmatch)
 }
 END_TEST
 
+/* A 304 names the representation its 200 would have: the load does not
+ * choose it (over the limit, no budget, no signal: the top level). */
+START_TEST(not_modified_ignores_the_load)
+{
+    adf_decision_t d;
+
+    in.limited = 1;
+    in.budget = 0;
+    d = decide();
+    ck_assert_int_eq(d.coding, ADF_IDENTITY);
+    ck_assert_int_eq(d.reason, ADF_R_CPU_LIMIT);
+    in.failsafe = 1;
+    in.not_modified = 1;
+    d = decide();
+    ck_assert_int_ne(d.coding, ADF_IDENTITY);
+    ck_assert_int_eq(d.reason, ADF_R_MAX);
+    ck_assert_int_eq(d.level, conf.level_max[d.coding]);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("policy");
@@ -459,6 +479,7 @@ int main(void)
     tcase_add_checked_fixture(adf_test(s, t), policy_setup, NULL)
     policy_test(compresses_at_max_when_idle);
     policy_test(skips_in_order);
+    policy_test(not_modified_ignores_the_load);
     policy_test(frontier_is_efficient);
     policy_test(mixing_spends_the_budget);
     policy_test(frontier_memo);
