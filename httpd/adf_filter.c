@@ -666,6 +666,84 @@ static int as_is(request_rec *r, adf_reason_e *why)
     return 0;
 }
 
+/* Vary: Accept-Encoding, and Available-Dictionary where a dictionary
+ * could change the answer.  h: the response's fields as read (NULL: read
+ * them now). */
+static void vary(request_rec *r, const adf_resp_fields_t *h)
+{
+    adf_merge_vary(r, h);
+    if (adf_dict_could(r)) {
+        adf_vary_add(r, "Available-Dictionary");
+    }
+}
+
+/* A precompressed sibling or a cache entry goes out as its own bytes with
+ * validators of its own, unless the response's own headers, set after the
+ * swap (mod_headers), say F goes out as it is. */
+static apr_status_t send_stored(ap_filter_t *f, apr_bucket_brigade *bb,
+                                const adf_req_t *st)
+{
+    request_rec *r = f->r;
+    adf_decision_t d;
+    adf_reason_e why;
+
+    memset(&d, 0, sizeof(d));
+    if (r->status != HTTP_NOT_MODIFIED && as_is(r, &why)
+        && adf_static_unswap(r, bb, why == ADF_R_ENCODED) == APR_SUCCESS) {
+        d.reason = why;
+        d.vary = 1;
+        note_decision(r, &d, "-");
+        return step_aside(f, bb);
+    }
+    d.coding = st->sibling;
+    d.reason = st->cache_hit ? ADF_R_CACHE_HIT : ADF_R_PRECOMPRESSED;
+    d.level = -1;       /* no level of ours: none is counted */
+    adf_etag_append(r, st->etag_suffix);
+    if (st->cache_hit) {
+        adf_cache_hit(r, st->cache);
+    }
+    if_range_by_date(r);
+    note_decision(r, &d, "-");
+    return step_aside(f, bb);
+}
+
+/* The coder for the response's body (len bytes, -1: unknown; bb its
+ * first brigade), in ctx. */
+static apr_status_t open_coder(request_rec *r, adf_ctx_t *ctx,
+                               const adf_dir_conf_t *dc,
+                               const adf_decision_t *d, apr_off_t len,
+                               int slow, apr_bucket_brigade *bb)
+{
+    adf_stream_opts_t o = { adf_coding(d->coding), d->level, len, 0, 0,
+                            NULL };
+    int pad = o.coding->pads ? adf_conf_length_hiding(dc) : 0;
+    apr_status_t rv;
+
+    ctx->flush_each = is_streaming_type(r->content_type);
+    /* All of it here (a static file, a short generated page): one call,
+     * and the coding may use a one-shot encoder. */
+    ctx->whole = ctx->rung_whole = whole_body(r, bb, len);
+    ctx->timed = adf_rand01() < ADF_TIMED_SHARE;
+    ctx->count_eligible = len < 0;
+    ctx->slow = slow;
+    o.flags = (ctx->whole ? ADF_STREAM_WHOLE : 0)
+              | (adf_conf_length_hiding(dc) > 0 ? ADF_STREAM_PAD : 0);
+    o.dict = o.coding->needs_dict ? adf_req_peek(r)->dict : NULL;
+    if ((rv = adf_stream_open(&ctx->stream, r->pool, &o, sink, ctx))
+        != APR_SUCCESS) {
+        return rv;
+    }
+    if (pad > 0) {
+        /* A random header length per response hides how much the body
+         * shrank (BREACH): 0 to N bytes, plus the field's own 4. */
+        adf_stream_pad(ctx->stream,
+                       4 + (apr_size_t)ap_random_pick(0, (apr_uint32_t)pad));
+    }
+    return APR_SUCCESS;
+}
+
+/* The response's first brigade: claim it, send stored bytes, or decide
+ * and set up the coder. */
 static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
 {
     request_rec *r = f->r;
@@ -690,37 +768,13 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         return step_aside(f, bb);
     }
     st->claimed = 1;
-    memset(&d, 0, sizeof(d));
     if (st->vary) {
         /* Here, after mod_headers: its "Header set Vary" replaces. */
-        adf_merge_vary(r, NULL);
-        if (adf_dict_could(r)) {
-            adf_vary_add(r, "Available-Dictionary");
-        }
+        vary(r, NULL);
     }
     adf_dict_advertise(r);
-    if (st->sibling && r->status != HTTP_NOT_MODIFIED && as_is(r, &why)
-        && (rv = adf_static_unswap(r, bb, why == ADF_R_ENCODED))
-           == APR_SUCCESS) {
-        /* after the sibling was chosen: F as it is */
-        d.reason = why;
-        d.vary = 1;
-        note_decision(r, &d, "-");
-        return step_aside(f, bb);
-    }
     if (st->sibling) {
-        /* A precompressed sibling or a cache entry: its own bytes,
-         * validators of its own. */
-        d.coding = st->sibling;
-        d.reason = st->cache_hit ? ADF_R_CACHE_HIT : ADF_R_PRECOMPRESSED;
-        d.level = -1;       /* no level of ours: none is counted */
-        adf_etag_append(r, st->etag_suffix);
-        if (st->cache_hit) {
-            adf_cache_hit(r, st->cache);
-        }
-        if_range_by_date(r);
-        note_decision(r, &d, "-");
-        return step_aside(f, bb);
+        return send_stored(f, bb, st);
     }
     if (st->miss && r->status == HTTP_OK && !as_is(r, &why)) {
         /* F goes out as itself or on the fly: the worker may make it */
@@ -729,14 +783,12 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     if (only_siblings) {
         return step_aside(f, bb);
     }
+
+    memset(&d, 0, sizeof(d));
     seen = decide(r, bb, dc, &load, &slow, &len, &h, &d);
     if (d.vary) {
-        /* h was read: a decision decided on status or type alone has no
-         * Vary */
-        adf_merge_vary(r, &h);
-        if (adf_dict_could(r)) {
-            adf_vary_add(r, "Available-Dictionary");
-        }
+        /* h was read: a decision on status or type alone has no Vary */
+        vary(r, &h);
     }
     if (r->status == HTTP_OK) {
         adf_dict_link(r);
@@ -764,41 +816,17 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     }
     ctx = f->ctx = apr_pcalloc(r->pool, sizeof(*ctx));
     ctx->out = apr_brigade_create(r->pool, f->c->bucket_alloc);
-    if (!r->header_only) {
-        int flags = adf_conf_length_hiding(dc) > 0 ? ADF_STREAM_PAD : 0;
-        adf_stream_opts_t o = { adf_coding(d.coding), d.level, len, 0, 0,
-                                NULL };
-
-        ctx->flush_each = is_streaming_type(r->content_type);
-        /* All of it here (a static file, a short generated page): one
-         * call, and the coding may use a one-shot encoder. */
-        ctx->whole = ctx->rung_whole = whole_body(r, bb, len);
-        if (ctx->whole) {
-            flags |= ADF_STREAM_WHOLE;
-        }
-        ctx->timed = adf_rand01() < ADF_TIMED_SHARE;
-        ctx->count_eligible = len < 0;
-        ctx->slow = slow;
-        o.flags = flags;
-        o.dict = o.coding->needs_dict ? adf_req_peek(r)->dict : NULL;
-        rv = adf_stream_open(&ctx->stream, r->pool, &o, sink, ctx);
-        if (rv != APR_SUCCESS) {
-            ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, ADFLOGNO(00007)
-                          "cannot start %s level %d; sending uncompressed",
-                          adf_coding_name(d.coding), d.level);
-            d.coding = ADF_IDENTITY;
-            d.level = 0;
-            d.reason = ADF_R_CODEC_ERROR;
-            note_decision(r, &d, load_text(r, seen));
-            f->ctx = NULL;
-            return step_aside(f, bb);
-        }
-        if (adf_coding(d.coding)->pads && adf_conf_length_hiding(dc) > 0) {
-            /* A random header length per response hides how much the body
-             * shrank (BREACH): 0 to N bytes, plus the field's own 4. */
-            adf_stream_pad(ctx->stream, 4 + (apr_size_t)ap_random_pick(
-                               0, (apr_uint32_t)adf_conf_length_hiding(dc)));
-        }
+    if (!r->header_only
+        && (rv = open_coder(r, ctx, dc, &d, len, slow, bb)) != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, ADFLOGNO(00007)
+                      "cannot start %s level %d; sending uncompressed",
+                      adf_coding_name(d.coding), d.level);
+        d.coding = ADF_IDENTITY;
+        d.level = 0;
+        d.reason = ADF_R_CODEC_ERROR;
+        note_decision(r, &d, load_text(r, seen));
+        f->ctx = NULL;
+        return step_aside(f, bb);
     }
     ctx->etag = apr_table_get(r->headers_out, "ETag");
     ctx->err_etag = apr_table_get(r->err_headers_out, "ETag");
