@@ -370,11 +370,14 @@ static int slow_client(request_rec *r, const adf_load_view_t *load)
  * against it goes first, ahead of the operator's order and of value (its
  * rungs are priced as any other's: under load it gets a cheaper level or
  * none).  Returns whether it did. */
-static int prefer_dict(request_rec *r, const adf_accept_t *acc,
-                       adf_policy_conf_t *pc)
+static int prefer_dict(request_rec *r, const adf_dir_conf_t *dc,
+                       const adf_accept_t *acc, adf_policy_conf_t *pc)
 {
     int named;
 
+    if (adf_conf_length_hiding(dc) > 0) {
+        return 0;       /* only a coding that pads hides lengths (BREACH) */
+    }
     if (!adf_dict_for(r, acc, &named)) {
         if (named) {
             apr_table_setn(r->notes, ADF_NOTE_PREFIX "dictionary", "miss");
@@ -422,7 +425,7 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
     adf_conf_policy(dc, &pc);
     plain = pc;
     in.length = *len = body_length(r, bb, h->length);
-    if (prefer_dict(r, &acc, &pc)) {
+    if (prefer_dict(r, dc, &acc, &pc)) {
         /* a dictionary the client holds: its coding first */
     }
     else if (adf_accept_none(&acc)) {

@@ -20,7 +20,7 @@ use ADFTest;
 # A one-process server (ADF_VALGRIND=1) runs no scratch servers: the
 # fleet's part (4 assertions) is left out of its plan.
 my $one = $ENV{ADF_VALGRIND} ? 1 : 0;
-plan tests => 33 + 17 + ($one ? 0 : 4);
+plan tests => 34 + 17 + ($one ? 0 : 4);
 
 my $z = built('zstd');
 my $root = docroot();
@@ -126,6 +126,14 @@ $r = fetch('/dyn/static.html', 'Accept-Encoding' => $ae,
 ok t_cmp(join(' ', $r->code, $r->header('Content-Encoding') // '-'),
          ($z ? 200 : 304) . " $usual",
          '... but not for a client that holds another dictionary now');
+
+# Where lengths are hidden (BREACH), only a coding that pads goes out.
+File::Path::make_path("$root/dyn/lh");
+spew("$root/dyn/lh/page.html", $page2);
+($r, $n) = fetch_noted('/dyn/lh/page.html', $ae, 'Available-Dictionary' => $have);
+ok t_cmp(join(' ', $r->header('Content-Encoding') // '-',
+              (decode_body($r) // '') eq $page2 ? 'decodes' : 'does not decode'),
+         'gzip decodes', 'length hiding: gzip, padded, not dcz');
 
 # Every "no dictionary": the usual coding, decodable.
 my @no = (
