@@ -38,9 +38,9 @@ void adf_control_init(adf_control_t *c, const adf_model_t *m,
     memset(c, 0, sizeof(*c));
     c->top = adf_control_top(m, conf);
     /* Every coding's cheapest rung: an idle server compresses from its
-     * first response on (until stop 31 it began at half of gzip level 1,
-     * and the first responses after a start went out as identity at
-     * random, "load"), and a cold start under load begins cheap. */
+     * first response on (a lower start sends the first responses after a
+     * start as identity, at random), and a cold start under load begins
+     * cheap. */
     c->budget = adf_control_floor(m, conf);
     if (c->budget > c->top) {
         c->budget = c->top;
@@ -192,11 +192,10 @@ static double ratio_at(const fit_t *f, double b)
  * wait on a link (share v) the egress stays where the link holds it, so
  * the requests served, and all their work, grow as the bytes per
  * response shrink; where they do not (the CPU or the clients' own pace
- * set the rate), the requests stay as they are.  Until stop 31 the budget
- * assumed the rest of the load fixed, and behind a shared 1 Gbit/s link
- * (where the load rises steeply near the core's capacity: 60 % to 98 %
- * for a quarter more of the responses at gzip 1) its steps of 2 went
- * round a cycle of four or five samples between 35 % and 100 %. */
+ * set the rate), the requests stay as they are.  A model that holds the
+ * rest of the load fixed goes round a cycle behind a shared link, where
+ * the load rises steeply near the core's capacity (60 % to 98 % for a
+ * quarter more of the responses at gzip 1). */
 static double predict(const fit_t *f, double b)
 {
     double r = ratio_at(f, b);
