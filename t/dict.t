@@ -20,7 +20,7 @@ use ADFTest;
 # A one-process server (ADF_VALGRIND=1) runs no scratch servers: the
 # fleet's part (4 assertions) is left out of its plan.
 my $one = $ENV{ADF_VALGRIND} ? 1 : 0;
-plan tests => 34 + 17 + ($one ? 0 : 4);
+plan tests => 34 + 18 + ($one ? 0 : 4);
 
 my $z = built('zstd');
 my $root = docroot();
@@ -209,6 +209,11 @@ ok t_cmp($n->{cache} // '-', 'hit', 'version 1 is cached');
 # the version is kept once the worker has been at it: a hit says so
 sub kept { serverroot() . '/adfcache/' . substr(sha256_hex($_[0]), 0, 16) . '.dict' }
 ok t_cmp(-e kept($v1) ? 1 : 0, $z ? 1 : 0, '... and kept as a dictionary');
+my $cd = status_json()->{cache}{dirs}[0];
+ok t_cmp(($cd->{dictionaries} // 0) >= ($z ? 1 : 0)
+         && ($cd->{dictionary_bytes} // 0) >= ($z ? length $v1 : 0) ? 1 : 0, 1,
+         "the status page counts the store ($cd->{dictionaries} dictionaries, "
+         . "$cd->{dictionary_bytes} bytes)");
 ($r, $n) = fetch_noted('/cache/dv/app.js', $ae);
 ok t_cmp($r->header('Use-As-Dictionary') // '-',
          $z ? 'match="/cache/dv/app.js"' : '-',

@@ -925,11 +925,15 @@ void adf_cache_status_json(request_rec *r,
         json_ratio(r, c.hits, c.misses);
         ap_rprintf(r, ",\"evictions\":%" APR_UINT64_T_FMT ",\"written\":%"
                    APR_UINT64_T_FMT ",\"dropped\":%" APR_UINT64_T_FMT
-                   ",\"corrupt\":%" APR_UINT64_T_FMT ",\"writable\":%s}",
+                   ",\"corrupt\":%" APR_UINT64_T_FMT ",\"writable\":%s"
+                   ",\"dictionaries\":%" APR_UINT64_T_FMT
+                   ",\"dictionary_bytes\":%" APR_UINT64_T_FMT "}",
                    c.evictions, apr_atomic_read64(&n->written),
                    apr_atomic_read64(&n->dropped),
                    apr_atomic_read64(&n->corrupt),
-                   apr_atomic_read32(&n->failing) ? "false" : "true");
+                   apr_atomic_read32(&n->failing) ? "false" : "true",
+                   apr_atomic_read64(&n->dicts),
+                   apr_atomic_read64(&n->dict_bytes));
         sum.hits += c.hits;
         sum.misses += c.misses;
         sum.evictions += c.evictions;

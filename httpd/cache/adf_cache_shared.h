@@ -31,6 +31,8 @@ typedef struct {
     volatile apr_uint64_t hits, misses, evictions, written, corrupt;
     volatile apr_uint64_t dropped;      /* the queue was full */
     volatile apr_uint64_t entries, bytes;   /* as the worker counts them */
+    volatile apr_uint64_t dicts, dict_bytes;    /* ... of them, kept
+                                                 * versions (dictionaries) */
     volatile apr_uint32_t failing;      /* cannot write (logged once) */
     volatile apr_uint32_t counted;      /* entries and bytes are known */
 } adf_cache_counts_t;

@@ -137,8 +137,19 @@ static apr_uint64_t thread_cpu_ns(void)
 
 static void publish(const adf_cache_gen_t *g, int i)
 {
+    apr_uint64_t dicts = 0, dict_bytes = 0;
+    int k;
+
+    for (k = 0; k < w.index[i].n; k++) {
+        if (w.index[i].rec[k].file[ADF_IDENTITY]) {
+            dicts++;
+            dict_bytes += (apr_uint64_t)w.index[i].rec[k].file[ADF_IDENTITY];
+        }
+    }
     apr_atomic_set64(&counts(g, i)->entries, (apr_uint64_t)w.index[i].n);
     apr_atomic_set64(&counts(g, i)->bytes, (apr_uint64_t)w.index[i].bytes);
+    apr_atomic_set64(&counts(g, i)->dicts, dicts);
+    apr_atomic_set64(&counts(g, i)->dict_bytes, dict_bytes);
 }
 
 /* ---- the directory cannot be written ------------------------------------------ */
