@@ -176,7 +176,16 @@ static const adf_dict_t *lookup(request_rec *r, const adf_accept_t *acc,
 const adf_dict_t *adf_dict_for(request_rec *r, const adf_accept_t *acc,
                                int *named)
 {
-    adf_req_t *st = adf_req(r);
+    adf_req_t *st;
+
+    /* Most requests name no dictionary: nothing is looked up or kept. */
+    if (!apr_table_get(r->headers_in, "Available-Dictionary")) {
+        if (named) {
+            *named = 0;
+        }
+        return NULL;
+    }
+    st = adf_req(r);
 
     if (!st->dict_looked) {
         st->dict = lookup(r, acc, &st->dict_named);
