@@ -833,6 +833,68 @@ END_TEST
 
 /* What stays idle past the trim's age is freed (the watchdog's tick);
  * what was used since stays. */
+/* The idle lists and blocks directly: what does not fit the caps is not
+ * kept, and keeps nothing else out; a block is reused only for a request
+ * of its size or up to a quarter less. */
+static int destroyed;
+
+static void count_destroy(adf_idle_t *e)
+{
+    destroyed++;
+    free(e);
+}
+
+START_TEST(pool_caps_what_is_too_large)
+{
+    static adf_idle_list_t l = { count_destroy };
+    adf_codec_pool_stats_t st, st0;
+    void *big, *small, *p;
+    int i;
+
+    adf_codec_pool_drain();
+    destroyed = 0;
+    for (i = 0; i < 3; i++) {
+        adf_idle_put(&l, calloc(1, sizeof(adf_idle_t)), 1, 1000);
+    }
+    /* a state over the list's byte cap: destroyed, the others stay */
+    adf_idle_put(&l, calloc(1, sizeof(adf_idle_t)), 2, ADF_IDLE_BYTES + 1);
+    ck_assert_int_eq(destroyed, 1);
+    ck_assert_int_eq(l.n, 3);
+    /* a block over the idle blocks' cap is unmapped, not kept */
+    small = adf_mem_alloc(NULL, ADF_MEM_MAP_MIN);
+    adf_mem_free(NULL, small);
+    adf_codec_pool_stats(&st0);
+    ck_assert_int_eq(st0.idle_blocks, 1);
+    big = adf_mem_alloc(NULL, ADF_MEM_IDLE_BYTES + ADF_MEM_MAP_MIN);
+    adf_mem_free(NULL, big);
+    adf_codec_pool_stats(&st);
+    ck_assert_int_eq(st.idle_blocks, 1);
+    ck_assert_uint_eq(st.mapped_bytes, st0.mapped_bytes);
+    /* a block far larger than what is asked is not taken for it */
+    big = adf_mem_alloc(NULL, 8 * ADF_MEM_MAP_MIN);
+    adf_mem_free(NULL, big);
+    adf_codec_pool_stats(&st0);
+    p = adf_mem_alloc(NULL, 4 * ADF_MEM_MAP_MIN);
+    adf_codec_pool_stats(&st);
+    ck_assert_uint_eq(st.blocks_reused, st0.blocks_reused);
+    adf_mem_free(NULL, p);
+    /* ... and one of its size is */
+    p = adf_mem_alloc(NULL, 8 * ADF_MEM_MAP_MIN - 100);
+    adf_codec_pool_stats(&st);
+    ck_assert_uint_eq(st.blocks_reused, st0.blocks_reused + 1);
+    adf_mem_free(NULL, p);
+    adf_codec_pool_drain();
+    adf_codec_pool_stats(&st);
+    ck_assert_int_eq(st.idle_blocks, 0);
+    ck_assert_uint_eq(st.mapped_bytes, 0);
+    while (l.head) {
+        adf_idle_t *e = adf_idle_take(&l, 0, 1);
+
+        free(e);
+    }
+}
+END_TEST
+
 START_TEST(pool_trims_idle)
 {
     unsigned char *in = make_input(100000, 1);
@@ -1298,6 +1360,7 @@ int main(void)
     slow_test(staged_length_fits);
     slow_test(pool_is_bounded);
     slow_test(pool_trims_idle);
+    slow_test(pool_caps_what_is_too_large);
     slow_test(pool_shared_by_threads);
     slow_test(pool_survives_fork);
     return adf_test_run(s);
