@@ -34,6 +34,7 @@ static adf_types_t *default_types_set;
 static adf_policy_conf_t default_policy;
 /* Set while the configuration is read; reset with the module's reload. */
 static int precompressed_used;
+static int dicts_used;
 static int top_level[ADF_NCODINGS];
 
 /* ---- records and merges ------------------------------------------------- */
@@ -286,6 +287,17 @@ static const char *set_precompressed(cmd_parms *cmd, void *cfg, int on)
 int adf_config_precompressed_used(void)
 {
     return precompressed_used;
+}
+
+static const char *set_dict_versions(cmd_parms *cmd, void *cfg, int on)
+{
+    dicts_used |= on;
+    return ap_set_flag_slot(cmd, cfg, on);
+}
+
+int adf_config_dicts_used(void)
+{
+    return dicts_used;
 }
 
 /* "file:line" of the directive being read, for later checks. */
@@ -799,6 +811,7 @@ static const char *set_dictionary(cmd_parms *cmd, void *cfg, int argc,
         }
     }
     APR_ARRAY_PUSH(sc->dicts, const adf_dict_conf_t *) = dc;
+    dicts_used = 1;
     return NULL;
 }
 
@@ -858,7 +871,7 @@ const command_rec adf_cmds[] = {
     AP_INIT_TAKE12("AdaptiveDeflateCache", set_cache, NULL, DIR_CTX,
                    "DIR MAXSIZE: a cache of strongly compressed static files "
                    "(server config, virtual host); On|Off: use it here"),
-    AP_INIT_FLAG("AdaptiveDeflateDictionaryVersions", ap_set_flag_slot,
+    AP_INIT_FLAG("AdaptiveDeflateDictionaryVersions", set_dict_versions,
                  FLAG_AT(dict_versions), COST_CTX,
                  "On to keep the versions of static files served here as "
                  "dictionaries for their later versions (dcz; needs "

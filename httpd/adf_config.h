@@ -95,6 +95,11 @@ int adf_config_top_level(adf_coding_e c);
  * not, nothing needs to look for siblings. */
 int adf_config_precompressed_used(void);
 
+/* Is a dictionary configured anywhere (AdaptiveDeflateDictionary, or
+ * AdaptiveDeflateDictionaryVersions On)?  When not, no response needs
+ * to ask about one. */
+int adf_config_dicts_used(void);
+
 /* check_config hook: settings that are only wrong together (the CPU
  * target at or above the limit); fails startup naming both. */
 int adf_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,

@@ -79,10 +79,10 @@ int adf_dict_handler(request_rec *r)
 
 void adf_dict_link(request_rec *r)
 {
-    const apr_array_header_t *a = dicts_of(r->server);
+    const apr_array_header_t *a;
     int i;
 
-    if (!a || !r->content_type
+    if (!adf_config_dicts_used() || !(a = dicts_of(r->server)) || !r->content_type
         || strncasecmp(r->content_type, "text/html", 9)) {
         return;
     }
@@ -112,12 +112,17 @@ static int versions_here(const request_rec *r, const adf_dir_conf_t *dc)
 
 int adf_dict_could(const request_rec *r)
 {
-    const apr_array_header_t *a = dicts_of(r->server);
-    const adf_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
-                                                    &adaptive_deflate_module);
-    const char *path = sent_path(r);
+    const apr_array_header_t *a;
+    const adf_dir_conf_t *dc;
+    const char *path;
     int i;
 
+    if (!adf_config_dicts_used()) {
+        return 0;
+    }
+    a = dicts_of(r->server);
+    dc = ap_get_module_config(r->per_dir_config, &adaptive_deflate_module);
+    path = sent_path(r);
     if (versions_here(r, dc)) {
         return 1;
     }
@@ -179,7 +184,8 @@ const adf_dict_t *adf_dict_for(request_rec *r, const adf_accept_t *acc,
     adf_req_t *st;
 
     /* Most requests name no dictionary: nothing is looked up or kept. */
-    if (!apr_table_get(r->headers_in, "Available-Dictionary")) {
+    if (!adf_config_dicts_used()
+        || !apr_table_get(r->headers_in, "Available-Dictionary")) {
         if (named) {
             *named = 0;
         }

@@ -305,7 +305,10 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
      * against that (on the fly), not stored bytes, while the controller
      * can afford it. */
     dict = d.coding != ADF_IDENTITY && adf_conf_length_hiding(dc) <= 0
-           && dict_affordable(r, &pc) ? adf_dict_for(r, &acc, NULL) : NULL;
+           ? adf_dict_for(r, &acc, NULL) : NULL;
+    if (dict && !dict_affordable(r, &pc)) {
+        dict = NULL;
+    }
     adf_req(r)->dict_over_stored = dict != NULL;
     /* Look in the order the client prefers (q-values, then ours) and take
      * the first usable sibling, else cache entry: one stat in the common
