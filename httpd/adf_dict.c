@@ -82,8 +82,8 @@ void adf_dict_link(request_rec *r)
     const apr_array_header_t *a;
     int i;
 
-    if (!adf_config_dicts_used() || !(a = dicts_of(r->server)) || !r->content_type
-        || strncasecmp(r->content_type, "text/html", 9)) {
+    if (!adf_config_dicts_used() || !(a = dicts_of(r->server))
+        || !r->content_type || strncasecmp(r->content_type, "text/html", 9)) {
         return;
     }
     for (i = 0; i < a->nelts; i++) {
@@ -94,7 +94,7 @@ void adf_dict_link(request_rec *r)
     }
 }
 
-/* ---- using one ----------------------------------------------------------- */
+/* ---- using one --------------------------------------------------------- */
 
 /* The request's path as sent (percent-encoded, no query). */
 static const char *sent_path(const request_rec *r)
