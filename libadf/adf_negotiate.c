@@ -243,7 +243,7 @@ int adf_accept_none(const adf_accept_t *acc)
         const adf_coding_t *d = adf_coding((adf_coding_e)c);
 
         /* a coding that needs a dictionary is decided by one */
-        if (d && !d->needs_dict && effective_q(acc, (adf_coding_e)c) > 0) {
+        if (!(d && d->needs_dict) && effective_q(acc, (adf_coding_e)c) > 0) {
             return 0;
         }
     }
