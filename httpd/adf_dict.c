@@ -22,9 +22,13 @@ static const apr_array_header_t *dicts_of(const server_rec *s)
 
 int adf_dict_translate(request_rec *r)
 {
-    const apr_array_header_t *a = dicts_of(r->server);
+    const apr_array_header_t *a;
     int i;
 
+    if (!adf_config_dicts_used()) {
+        return DECLINED;    /* every request asks: one load */
+    }
+    a = dicts_of(r->server);
     for (i = 0; a && r->uri && i < a->nelts; i++) {
         const adf_dict_conf_t *dc = DICT_AT(a, i);
 
@@ -40,19 +44,24 @@ int adf_dict_translate(request_rec *r)
 
 int adf_dict_map_to_storage(request_rec *r)
 {
-    const adf_req_t *st = adf_req_peek(r);
+    const adf_req_t *st;
 
+    if (!r->handler || strcmp(r->handler, ADF_DICT_HANDLER)) {
+        return DECLINED;
+    }
+    st = adf_req_peek(r);
     return st && st->served_dict ? OK : DECLINED;
 }
 
 int adf_dict_handler(request_rec *r)
 {
-    const adf_req_t *st = adf_req_peek(r);
-    const adf_dict_conf_t *dc = st ? st->served_dict : NULL;
+    const adf_req_t *st;
+    const adf_dict_conf_t *dc;
     apr_bucket_brigade *bb;
     int rv;
 
-    if (!dc || !r->handler || strcmp(r->handler, ADF_DICT_HANDLER)) {
+    if (!r->handler || strcmp(r->handler, ADF_DICT_HANDLER)
+        || !(st = adf_req_peek(r)) || !(dc = st->served_dict)) {
         return DECLINED;
     }
     r->allowed = AP_METHOD_BIT << M_GET;
