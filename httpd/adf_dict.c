@@ -5,6 +5,7 @@
 #include "adf_dictmatch.h"
 #include "adf_request.h"
 #include "adf_sf.h"
+#include "adf_sampling.h"
 
 #include <apr_strings.h>
 #include <http_protocol.h>
@@ -143,6 +144,27 @@ int adf_dict_could(const request_rec *r)
     return 0;
 }
 
+int adf_dict_affordable(request_rec *r, const adf_dir_conf_t *dc)
+{
+    const adf_coding_t *d = adf_coding(ADF_DCZ);
+    adf_load_view_t load;
+    double cost, ratio;
+    int level;
+
+    if (!d) {
+        return 0;
+    }
+    level = dc->level_min[ADF_DCZ] > 0 ? dc->level_min[ADF_DCZ]
+                                       : d->default_min;
+    adf_shm_view(&load);
+    if (load.limited || load.stale) {
+        return 0;
+    }
+    adf_model_rung(load.model, ADF_DCZ, level, r->finfo.size <= ADF_WHOLE_MAX,
+                   &cost, &ratio);
+    return load.budget >= cost;
+}
+
 static const adf_dict_t *lookup(request_rec *r, const adf_accept_t *acc,
                                 int *named)
 {
@@ -181,7 +203,10 @@ static const adf_dict_t *lookup(request_rec *r, const adf_accept_t *acc,
     /* an earlier version of a static file, as the cache kept it (the
      * client matched the pattern it was given with it) */
     st = adf_req(r);
-    if (versions && adf_cache_dict_load(r, dc, hash, &st->dict_kept)) {
+    if (versions && adf_dict_affordable(r, dc)
+        && adf_cache_dict_load(r, dc, hash, st->plain ? st->plain
+                                                      : r->filename,
+                               &st->dict_kept)) {
         return &st->dict_kept;
     }
     return NULL;

@@ -8,6 +8,7 @@
 #include "adf_private.h"
 #include "adf_codec.h"
 #include "adf_negotiate.h"
+#include "adf_config.h"
 
 #define ADF_DICT_HANDLER "adaptive-deflate-dictionary"
 /* translate_name: the URL of a dictionary is served by this module from
@@ -25,6 +26,13 @@ int adf_dict_handler(request_rec *r);
  * returned).  Looked up once per request. */
 const adf_dict_t *adf_dict_for(request_rec *r, const adf_accept_t *acc,
                                int *named);
+
+/* Can the controller afford the cheapest rung of dcz for r now (not over
+ * the CPU limit, a fresh load signal, the budget at or above its cost)?
+ * Stored bytes (a sibling, a cache entry) cost nothing: under load they
+ * beat compressing on the fly, even against a dictionary; and a kept
+ * version is read and checked only when it could be used. */
+int adf_dict_affordable(request_rec *r, const adf_dir_conf_t *dc);
 
 /* adf_dict_for without *named: an adf_dict_of_fn (adf_headers.h). */
 const adf_dict_t *adf_dict_held(request_rec *r, const adf_accept_t *acc);

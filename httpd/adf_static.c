@@ -244,27 +244,6 @@ static int sibling(request_rec *r, adf_coding_e c, const char **path,
     return 0;
 }
 
-/* Can the controller afford the cheapest rung of coding against a
- * dictionary now?  Stored bytes (a sibling, a cache entry) cost nothing:
- * under load they beat compressing on the fly, even against a
- * dictionary. */
-static int dict_affordable(request_rec *r, const adf_policy_conf_t *pc)
-{
-    adf_load_view_t load;
-    double cost, ratio;
-
-    if (!adf_coding(ADF_DCZ)) {
-        return 0;
-    }
-    adf_shm_view(&load);
-    if (load.limited || load.stale) {
-        return 0;
-    }
-    adf_model_rung(load.model, ADF_DCZ, pc->level_min[ADF_DCZ],
-                   r->finfo.size <= ADF_WHOLE_MAX, &cost, &ratio);
-    return load.budget >= cost;
-}
-
 void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
 {
     int pre = adf_conf_precompressed(dc);
@@ -306,7 +285,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
      * can afford it. */
     dict = d.coding != ADF_IDENTITY && adf_conf_length_hiding(dc) <= 0
            ? adf_dict_for(r, &acc, NULL) : NULL;
-    if (dict && !dict_affordable(r, &pc)) {
+    if (dict && !adf_dict_affordable(r, dc)) {
         dict = NULL;
     }
     adf_req(r)->dict_over_stored = dict != NULL;

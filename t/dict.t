@@ -20,7 +20,7 @@ use ADFTest;
 # A one-process server (ADF_VALGRIND=1) runs no scratch servers: the
 # fleet's part (4 assertions) is left out of its plan.
 my $one = $ENV{ADF_VALGRIND} ? 1 : 0;
-plan tests => 34 + 18 + ($one ? 0 : 4);
+plan tests => 34 + 19 + ($one ? 0 : 4);
 
 my $z = built('zstd');
 my $root = docroot();
@@ -208,8 +208,17 @@ sleep 3;       # settled: the worker reads no file changed in the last 2 s
 ($r, $n) = wait_hit('/cache/dv/app.js', $c1);
 ok t_cmp($n->{cache} // '-', 'hit', 'version 1 is cached');
 # the version is kept once the worker has been at it: a hit says so
-sub kept { serverroot() . '/adfcache/' . substr(sha256_hex($_[0]), 0, 16) . '.dict' }
-ok t_cmp(-e kept($v1) ? 1 : 0, $z ? 1 : 0, '... and kept as a dictionary');
+# The kept file holding $data (its bytes before the 148-byte trailer), or
+# undef: its name hashes the SHA-256 with the file's path pattern.
+sub kept {
+    my ($data) = @_;
+    for my $f (glob(serverroot() . '/adfcache/*.dict')) {
+        return $f if length(slurp($f)) == length($data) + 148
+                     && substr(slurp($f), 0, -148) eq $data;
+    }
+    return undef;
+}
+ok t_cmp(kept($v1) ? 1 : 0, $z ? 1 : 0, '... and kept as a dictionary');
 my $cd = status_json()->{cache}{dirs}[0];
 ok t_cmp(($cd->{dictionaries} // 0) >= ($z ? 1 : 0)
          && ($cd->{dictionary_bytes} // 0) >= ($z ? length $v1 : 0) ? 1 : 0, 1,
@@ -249,6 +258,17 @@ ok t_cmp(join(' ', $r->code, ($r->header('Content-Encoding') // '') eq 'dcz'
                              ? 'dcz' : 'not dcz'),
          '200 not dcz', '... but not for a client holding another dictionary');
 
+# A version is kept for its own file's later versions only: another
+# file's response never goes out against it (its bytes would otherwise
+# tell whether the server holds a file with exactly those contents).
+deploy('other.js', $v2);
+($r, $n) = fetch_noted('/cache/dv/other.js', $ae,
+                       'Available-Dictionary' => available_dictionary($v1));
+ok t_cmp(join(' ', ($r->header('Content-Encoding') // '') eq 'dcz'
+                  ? 'dcz' : 'not dcz', $n->{dictionary} // '-'),
+         'not dcz ' . ($z ? 'miss' : '-'),
+         "another file: not against this file's version");
+
 # Under the CPU limit, stored bytes cost nothing: a client that holds
 # version 1 gets version 2's cache entry, not a body coded on the fly,
 # and never less than that.
@@ -266,7 +286,11 @@ idle();
 deploy('lib-3f2a9c1b.js', $v1);
 sleep 3;
 wait_hit('/cache/dv/lib-3f2a9c1b.js', $c1);
-($r) = fetch_noted('/cache/dv/lib-3f2a9c1b.js', $ae);
+# (a hit whose version the cache's LRU evicted queues it to be kept again)
+wait_for(sub {
+    ($r) = fetch_noted('/cache/dv/lib-3f2a9c1b.js', $ae);
+    !$z || defined $r->header('Use-As-Dictionary');
+}, 30);
 ok t_cmp($r->header('Use-As-Dictionary') // '-',
          $z ? 'match="/cache/dv/lib-*.js"' : '-',
          'a hashed name: advertised with its hash as *');
@@ -280,8 +304,8 @@ ok t_cmp(join(' ', $r->header('Content-Encoding') // '-',
          '... its next version against it, the old file gone');
 
 # a kept version whose bytes changed on disk is not used
-my $file = kept($v1);
-if (-e $file) {
+# (version 1 is kept twice: for app.js, and for lib-*.js)
+while (my $file = kept($v1)) {
     open my $fh, '+<:raw', $file or die "$file: $!";
     seek $fh, 100, 0;
     print $fh 'X';
@@ -308,40 +332,47 @@ ok t_cmp(join(' ', $r->header('Use-As-Dictionary') // '-',
          'where versions are off: no field, no Vary on the dictionary');
 
 # ---- a fleet: two servers, one store ----------------------------------------------
-# Two httpd instances with their own documents share one cache directory:
-# the version one of them kept is used by the other, which never served
-# it (a load balancer sent the returning visitor there).
+# Two httpd instances share one cache directory, and their documents are
+# at one path, as a deploy puts them on every node: the version node a
+# kept is used by node b, which never served it (a load balancer sent the
+# returning visitor there).
 unless ($one) {
     my $tmp = File::Temp::tempdir(CLEANUP => 1);
     my $store = "$tmp/store";
+    my $docs = "$tmp/site";
     my $nobody = (getpwnam('nobody'))[2];
-    File::Path::make_path($store);
-    chmod 0755, $tmp;
+    File::Path::make_path($store, "$docs/static");
+    chmod 0755, $tmp, $docs, "$docs/static";
     chmod 0700, $store;
     chown $nobody, -1, $store if $> == 0;
     my %url;
     my $port = Apache::Test::vars('port');
     for my $node (qw(a b)) {
         my $d = "$tmp/$node";
-        File::Path::make_path("$d/htdocs/static", "$d/logs");
-        chmod 0755, $d, "$d/htdocs", "$d/htdocs/static";
+        File::Path::make_path("$d/htdocs", "$d/logs");
+        chmod 0755, $d, "$d/htdocs";
         chmod 0777, "$d/logs";
         spew("$d/load", "1\n");
         chmod 0644, "$d/load";
         local $ENV{ADF_SCRATCH_PORT} = $port + ($node eq 'a' ? 51 : 52);
         $url{$node} = scratch_server($d, 'event', <<"CONF");
+LoadModule alias_module \@MODDIR\@/mod_alias.so
 AdaptiveDeflate On
 AdaptiveDeflateTypes text/javascript
 AddType text/javascript .js
 AdaptiveDeflateLoadSource file:$d/load
 AdaptiveDeflateCache $store 4M
-AdaptiveDeflateDictionaryVersions On
+Alias /static $docs/static
+<Directory "$docs/static">
+    Require all granted
+    AdaptiveDeflateDictionaryVersions On
+</Directory>
 CONF
     }
     # node a serves version 1, and keeps it
-    spew("$tmp/a/htdocs/static/app.js", $v1);
-    chmod 0644, "$tmp/a/htdocs/static/app.js";
-    utime time - 100, time - 100, "$tmp/a/htdocs/static/app.js";
+    spew("$docs/static/app.js", $v1);
+    chmod 0644, "$docs/static/app.js";
+    utime time - 100, time - 100, "$docs/static/app.js";
     sleep 3;
     my $ua = Apache::TestRequest::user_agent();
     my $advertised = wait_for(sub {
@@ -350,9 +381,10 @@ CONF
     }, 60);
     ok t_cmp($advertised ? 1 : 0, $z ? 1 : 0,
              'fleet: node a keeps version 1 in the shared store');
-    # node b has only version 2
-    spew("$tmp/b/htdocs/static/app.js", $v2);
-    chmod 0644, "$tmp/b/htdocs/static/app.js";
+    # version 2 is deployed; node b never served version 1
+    spew("$docs/static/.app.js", $v2);
+    chmod 0644, "$docs/static/.app.js";
+    rename "$docs/static/.app.js", "$docs/static/app.js" or die "rename: $!";
     $r = $ua->get("$url{b}/static/app.js", 'Accept-Encoding' => $ae,
                   'Available-Dictionary' => available_dictionary($v1));
     ok t_cmp($r->header('Content-Encoding') // '-', $z ? 'dcz' : qr/./,

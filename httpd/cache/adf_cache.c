@@ -10,6 +10,7 @@
  */
 #include "adf_cache_queue.h"
 #include "adf_safedir.h"
+#include "adf_dictmatch.h"
 #include "adf_children.h"
 #include "adf_retained.h"
 #include "adf_sampling.h"
@@ -663,15 +664,18 @@ const unsigned char *adf_cache_source(const adf_cache_req_t *cr)
     return cr->source;
 }
 
-/* The dictionary file whose SHA-256 is hash in cache directory index,
- * open (fd, and *st), owned by the worker; -1 when there is none. */
+/* The dictionary file whose SHA-256 is hash, kept for the file at path
+ * (on disk) and its other versions, in cache directory index, open (fd,
+ * and *st), owned by the worker; -1 when there is none.  *h: its name's
+ * hash. */
 static int open_dict(request_rec *r, int index, const unsigned char *hash,
-                     struct stat *st)
+                     const char *path, struct stat *st, apr_uint64_t *h)
 {
     char name[ADF_CACHE_NAME_MAX];
     int fd, *held;
 
-    adf_cache_entry_name(name, adf_cache_dict_hash(hash), ADF_IDENTITY);
+    *h = adf_cache_dict_hash(hash, adf_dict_match(r->pool, path));
+    adf_cache_entry_name(name, *h, ADF_IDENTITY);
     if ((fd = openat(gen->dir[index].fd, name,
                      O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
         return -1;
@@ -689,12 +693,14 @@ static int open_dict(request_rec *r, int index, const unsigned char *hash,
 int adf_cache_dict_kept(request_rec *r, const adf_cache_req_t *cr)
 {
     struct stat st;
+    apr_uint64_t h;
 
-    return open_dict(r, cr->index, cr->source, &st) >= 0;
+    return open_dict(r, cr->index, cr->source, r->filename, &st, &h) >= 0;
 }
 
 int adf_cache_dict_load(request_rec *r, const adf_dir_conf_t *dc,
-                        const unsigned char *hash, adf_dict_t *out)
+                        const unsigned char *hash, const char *path,
+                        adf_dict_t *out)
 {
     const adf_srv_conf_t *sc = ap_get_module_config(r->server->module_config,
                                                     &adaptive_deflate_module);
@@ -703,10 +709,11 @@ int adf_cache_dict_load(request_rec *r, const adf_dir_conf_t *dc,
     adf_digest_t dg;
     struct stat st;
     apr_size_t got = 0;
+    apr_uint64_t h;
     int fd;
 
     if (!adf_cache_applies(r, dc)
-        || (fd = open_dict(r, sc->cache->index, hash, &st)) < 0
+        || (fd = open_dict(r, sc->cache->index, hash, path, &st, &h)) < 0
         || adf_cache_trailer_read(fd, st.st_size, &tr) != ADF_CACHE_TRAILER_OK
         || tr.coding != ADF_IDENTITY || tr.length > ADF_DICT_MAX
         || memcmp(tr.source, hash, ADF_DIGEST_LEN)) {
@@ -732,18 +739,15 @@ int adf_cache_dict_load(request_rec *r, const adf_dir_conf_t *dc,
         ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, ADFLOGNO(00030)
                       "dictionary %016" APR_UINT64_T_HEX_FMT ".dict in %s "
                       "does not hold the bytes it is named for: not used",
-                      adf_cache_dict_hash(hash), sc->cache->dir);
+                      h, sc->cache->dir);
         return 0;
     }
     out->data = buf;
     out->len = got;
     memcpy(out->hash, hash, ADF_DIGEST_LEN);
     /* its last use, for the LRU */
-    apr_atomic_set64(&gen->sh->touch[adf_cache_dict_hash(hash)
-                                     % ADF_CACHE_TOUCH].hash,
-                     adf_cache_dict_hash(hash));
-    apr_atomic_set64(&gen->sh->touch[adf_cache_dict_hash(hash)
-                                     % ADF_CACHE_TOUCH].used,
+    apr_atomic_set64(&gen->sh->touch[h % ADF_CACHE_TOUCH].hash, h);
+    apr_atomic_set64(&gen->sh->touch[h % ADF_CACHE_TOUCH].used,
                      (apr_uint64_t)r->request_time);
     return 1;
 }

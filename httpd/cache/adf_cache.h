@@ -63,16 +63,20 @@ const unsigned char *adf_cache_digest(const adf_cache_req_t *cr);
  * as a dictionary). */
 const unsigned char *adf_cache_source(const adf_cache_req_t *cr);
 
-/* Is the file of the entry adf_cache_lookup found kept as a dictionary
- * (AdaptiveDeflateDictionaryVersions: its bytes, named from their
- * SHA-256)?  Then a client may be told to keep it. */
+/* Is the file of the entry adf_cache_lookup found (r->filename: before a
+ * swap) kept as a dictionary (AdaptiveDeflateDictionaryVersions: its
+ * bytes, named from their SHA-256 and its path's pattern)?  Then a client
+ * may be told to keep it. */
 int adf_cache_dict_kept(request_rec *r, const adf_cache_req_t *cr);
 
-/* The dictionary whose SHA-256 is hash, from the cache used for r (a
- * version of a static file it kept): its bytes, read into r->pool and
- * checked against hash, into *out.  1, or 0 when there is none. */
+/* The dictionary whose SHA-256 is hash, from the cache used for r: a
+ * version the cache kept of the file at path (on disk) or of a file of
+ * the same path pattern (another version of it); its bytes, read into
+ * r->pool and checked against hash, into *out.  1, or 0 when there is
+ * none. */
 int adf_cache_dict_load(request_rec *r, const adf_dir_conf_t *dc,
-                        const unsigned char *hash, adf_dict_t *out);
+                        const unsigned char *hash, const char *path,
+                        adf_dict_t *out);
 
 /* The outcome, for the note, the counters and the queue: r was answered
  * from the cache (hit), or not although it could have been: r's file is

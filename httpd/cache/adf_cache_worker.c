@@ -40,6 +40,7 @@
 #include "adf_codec.h"
 #include "adf_shm.h"
 #include "adf_cache_queue.h"
+#include "adf_dictmatch.h"
 
 #include <ap_mpm.h>
 #include <apr_atomic.h>
@@ -76,6 +77,7 @@ typedef struct {
     char *data;                 /* its bytes (malloc'ed) */
     apr_size_t len;
     unsigned char source[ADF_DIGEST_LEN];   /* their SHA-256 */
+    apr_uint64_t dict_hash;     /* its name as a dictionary */
     adf_coding_e todo[ADF_NCODINGS];
     int ntodo, cur;
     apr_pool_t *pool;           /* the job's */
@@ -279,10 +281,12 @@ static int entry_ok(int dfd, const char *name, const struct stat *st,
         return ADF_CACHE_TRAILER_BAD;
     }
     rc = adf_cache_trailer_read(fd, st->st_size, &tr);
+    /* (a dictionary's name holds its file's path pattern, which its
+     * trailer does not: a request checks its bytes against the hash it
+     * was asked for) */
     if (rc == ADF_CACHE_TRAILER_OK
         && (tr.coding != c
-            || (c == ADF_IDENTITY ? adf_cache_dict_hash(tr.source)
-                                  : adf_cache_key_hash(&tr.key)) != hash)) {
+            || (c != ADF_IDENTITY && adf_cache_key_hash(&tr.key) != hash))) {
         rc = ADF_CACHE_TRAILER_BAD;
     }
     close(fd);
@@ -609,8 +613,7 @@ static int digest_of(const char *data, apr_size_t len, unsigned char *out)
 static int dict_there(const adf_cache_gen_t *g, const job_t *j)
 {
     int i = (int)j->item.cache;
-    apr_uint64_t h = adf_cache_dict_hash(j->source);
-    adf_cache_rec_t *rec = adf_cache_index_find(&w.index[i], h);
+    adf_cache_rec_t *rec = adf_cache_index_find(&w.index[i], j->dict_hash);
 
     return still_there(g, i, rec, ADF_IDENTITY);
 }
@@ -643,6 +646,8 @@ static int start_job(const adf_cache_gen_t *g, apr_pool_t *parent)
         end_job(g);
         return 1;
     }
+    j->dict_hash = adf_cache_dict_hash(j->source,
+                                       adf_dict_match(j->pool, j->item.path));
     /* F as a dictionary first: cheap, and what a later version needs */
     if ((j->item.codings & 1u << ADF_IDENTITY) && j->len <= ADF_DICT_MAX
         && !dict_there(g, j)) {
@@ -693,7 +698,7 @@ static apr_status_t sink(void *baton, const char *data, apr_size_t len)
  * dictionary its bytes' SHA-256's. */
 static apr_uint64_t entry_hash(const job_t *j, adf_coding_e c)
 {
-    return c == ADF_IDENTITY ? adf_cache_dict_hash(j->source) : j->item.hash;
+    return c == ADF_IDENTITY ? j->dict_hash : j->item.hash;
 }
 
 static int whole(const job_t *j, adf_coding_e c)

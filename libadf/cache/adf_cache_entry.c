@@ -62,13 +62,16 @@ void adf_cache_entry_name(char *buf, apr_uint64_t hash, adf_coding_e c)
              hash, c == ADF_IDENTITY ? DICT_EXT : d && d->ext ? d->ext : ".x");
 }
 
-apr_uint64_t adf_cache_dict_hash(const unsigned char *sha)
+apr_uint64_t adf_cache_dict_hash(const unsigned char *sha, const char *scope)
 {
     apr_uint64_t h = 0;
     int i;
 
     for (i = 0; i < 8; i++) {
         h = h << 8 | sha[i];
+    }
+    while (*scope) {
+        h = mix(h, (unsigned char)*scope++);
     }
     return h;
 }

@@ -22,9 +22,10 @@
  *
  * A dictionary (RFC 9842: a version of a static file that was advertised
  * with Use-As-Dictionary) is the source's own bytes with a trailer of
- * coding identity, named "<the first 16 hex digits of its SHA-256>.dict":
- * found by the hash a client sends, and kept when its source changes
- * (eviction treats it as any entry).  A reader checks that the file ends in a trailer whose
+ * coding identity, named "<16 hex digits>.dict" from its SHA-256 and the
+ * pattern of its file's path (adf_cache_dict_hash): found by the hash a
+ * client sends for a later version of that file, and kept when its
+ * source changes (eviction treats it as any entry).  A reader checks that the file ends in a trailer whose
  * length fits the file's size and whose key is the source it has (a
  * truncated or appended file fails), and the CRC of the bytes the first
  * time it serves the file; the default handler then sends the coded bytes
@@ -58,9 +59,13 @@ apr_uint64_t adf_cache_key_hash(const adf_ident_t *key);
  * starts with hash. */
 void adf_cache_entry_name(char *buf, apr_uint64_t hash, adf_coding_e c);
 
-/* The name hash of the dictionary whose SHA-256 is sha: its first 64
- * bits, so that the name starts with the hash's hex. */
-apr_uint64_t adf_cache_dict_hash(const unsigned char *sha);
+/* The name hash of the dictionary whose SHA-256 is sha kept for the
+ * files whose paths (on disk) have the match pattern scope
+ * (adf_dict_match): a version is found again only for a later version of
+ * its own file, never for another file's response (its bytes would
+ * otherwise answer "does the server hold a file with exactly these
+ * contents?" for any file, and cost reading it). */
+apr_uint64_t adf_cache_dict_hash(const unsigned char *sha, const char *scope);
 
 /* The name of the temporary file process pid writes entry name into. */
 void adf_cache_temp_name(char *buf, const char *name, long pid);
