@@ -254,8 +254,11 @@ ok t_cmp($z ? $r->code : ($r->code == 200 ? 304 : $r->code), 304,
 $r = fetch('/cache/dv/app.js', 'Accept-Encoding' => $ae,
            'Available-Dictionary' => available_dictionary('another'),
            'If-None-Match' => $etag);
-ok t_cmp(join(' ', $r->code, ($r->header('Content-Encoding') // '') eq 'dcz'
-                             ? 'dcz' : 'not dcz'),
+# (without zstd the tag is no dcz one: a 304 there is right, or a 200
+# where the tag was the on-the-fly one and the entry's is current)
+ok t_cmp(join(' ', $z ? $r->code : ($r->code == 304 ? 200 : $r->code),
+              ($r->header('Content-Encoding') // '') eq 'dcz'
+              ? 'dcz' : 'not dcz'),
          '200 not dcz', '... but not for a client holding another dictionary');
 
 # A version is kept for its own file's later versions only: another
