@@ -93,8 +93,15 @@ static void learn_kind(adf_model_t *m, const adf_obs_t *obs, int c, int k)
     }
     if (nc) {
         /* the machine: bytes-weighted over the rungs, levelled out by
-         * their deviations so far */
-        m->scale[c][k] = ewma(m->scale[c][k], csum / cw, SCALE_RATE);
+         * their deviations so far; a running mean while the evidence is
+         * young (the priors come from another machine: here they were 6 x
+         * too cheap, and at a tenth per interval the rungs were priced
+         * wrong for 20 s), then a moving one */
+        double w = cw / (m->seen[c][k] + cw);
+
+        m->scale[c][k] = ewma(m->scale[c][k], csum / cw,
+                              w > SCALE_RATE ? w : SCALE_RATE);
+        m->seen[c][k] += cw;
     }
     for (l = 0; l < ADF_NLEVELS; l++) {
         const adf_rung_obs_t *o = &obs->rung[c][l][k];
@@ -111,6 +118,33 @@ static void learn_kind(adf_model_t *m, const adf_obs_t *obs, int c, int k)
     }
 }
 
+/* A coding not timed yet runs on the machine the others were timed on:
+ * its scale is theirs (the geometric mean, by the bytes timed), not the
+ * prior's 1, or an unused coding priced at another machine's speed looks
+ * several times cheaper than the one in use, is switched to, and learned
+ * the hard way (here: br 1 for igzip 1, the core at 100 %). */
+static void borrow_scale(adf_model_t *m)
+{
+    double w = 0, sum = 0;
+    int c, k;
+
+    for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
+        for (k = 0; k < ADF_NCLASSES; k++) {
+            if (m->seen[c][k] > 0 && m->scale[c][k] > 0) {
+                w += m->seen[c][k];
+                sum += m->seen[c][k] * log(m->scale[c][k]);
+            }
+        }
+    }
+    for (c = ADF_IDENTITY + 1; w > 0 && c < ADF_NCODINGS; c++) {
+        for (k = 0; k < ADF_NCLASSES; k++) {
+            if (m->seen[c][k] <= 0) {
+                m->scale[c][k] = exp(sum / w);
+            }
+        }
+    }
+}
+
 /* Learn from the interval; what compression cost (ns) by the model. */
 static double learn(adf_model_t *m, const adf_obs_t *obs)
 {
@@ -120,6 +154,11 @@ static double learn(adf_model_t *m, const adf_obs_t *obs)
     for (c = 0; c < ADF_NCODINGS; c++) {
         for (k = 0; k < ADF_NCLASSES; k++) {
             learn_kind(m, obs, c, k);
+        }
+    }
+    borrow_scale(m);
+    for (c = 0; c < ADF_NCODINGS; c++) {
+        for (k = 0; k < ADF_NCLASSES; k++) {
             for (l = 0; l < ADF_NLEVELS; l++) {
                 double cost, ratio;
 
@@ -287,14 +326,17 @@ static void reference(adf_control_t *c, const adf_model_t *m,
  * slow.  Returns whether the sample saturates the core: at or over OFF,
  * and not a noisy sample near a goal close to OFF (a target of 94 under a
  * limit of 99): the smoothed load was high already, or the load jumped
- * (a cold start, a burner). */
+ * from the last sample (a cold start, a burner; not from the smoothed
+ * load, which lags a climb the budget makes: at a target of 94 each step
+ * up then looked like a jump, was halved, and the load went round 51-99 %
+ * for good). */
 static int observe(adf_control_t *c, const adf_control_conf_t *conf,
                    const adf_obs_t *obs, double sample, double spent,
                    double cap_ns)
 {
     double a = 1 - exp(-obs->seconds / ADF_CONTROL_TAU);
     int saturated = sample >= conf->limit_off
-                    && (!c->primed || sample - c->ema >= ADF_CONTROL_JUMP
+                    && (!c->primed || sample - c->raw >= ADF_CONTROL_JUMP
                         || c->ema >= (conf->target + conf->limit_off) / 2);
 
     c->raw = sample;
@@ -304,13 +346,22 @@ static int observe(adf_control_t *c, const adf_control_conf_t *conf,
     /* Of the bytes whose client's path was measured (at the top only a
      * sample is, under the limit none), smoothed like the load: one slow
      * reader among few measured responses must not set the goal for
-     * everyone.  An interval without a measurement counts as fast
-     * clients, the cautious side (half the target). */
-    c->slow_share = (1 - a) * c->slow_share
-                    + a * (obs->eligible_asked >= 1
-                           ? clamp(obs->eligible_slow / obs->eligible_asked,
-                                   0, 1)
-                           : 0);
+     * everyone.  Before the first measurement the clients count as slow
+     * (the operator's whole target: smoothed up from 0, a start behind a
+     * link took 5 s to find its clients slow, and left most of its first
+     * responses out; and the first connections, not yet queued behind the
+     * link, look fast); after it, an interval without a measurement
+     * counts as fast clients, the cautious side (half the target). */
+    if (obs->eligible_asked >= 1) {
+        double share = clamp(obs->eligible_slow / obs->eligible_asked, 0, 1);
+
+        c->slow_share = (1 - a) * (c->slow_known ? c->slow_share : 1)
+                        + a * share;
+        c->slow_known = 1;
+    }
+    else if (c->slow_known) {
+        c->slow_share = (1 - a) * c->slow_share;
+    }
     return saturated;
 }
 
@@ -352,6 +403,13 @@ static double goal_of(const adf_control_t *c, const adf_control_conf_t *conf,
         double pressure = clamp((obs->egress / obs->seconds / conf->bw_target
                                  - 0.5) / 0.5, 0, 1);
         return conf->target * (0.25 + 0.75 * pressure);
+    }
+    if (!c->slow_known) {
+        /* No client measured yet (the first responses after a start are
+         * decided before the first sample): the operator's target, with
+         * the budget at the cheapest rungs; the first measurement sets
+         * the goal. */
+        return conf->target;
     }
     return conf->target * (ADF_FAST_SHARE + (1 - ADF_FAST_SHARE)
                                             * c->slow_share);
@@ -447,6 +505,12 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     }
     reference(c, m, obs);
     sample = clamp(sample, 0, 100);
+    if (!c->primed) {
+        /* The start's budget bought every coding's cheapest rung as the
+         * priors priced them; the first interval priced them on this
+         * machine (6 x dearer here): the same rungs, not a sixth of them. */
+        c->budget = clamp(adf_control_floor(m, conf), ADF_BUDGET_MIN, top);
+    }
     saturated = observe(c, conf, obs, sample, spent, cap_ns);
     if (conf->fixed) {
         c->budget = top;        /* learns the costs, never steers */

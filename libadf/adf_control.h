@@ -86,6 +86,7 @@ typedef struct {
     double top;                 /* the dearest rung's cost at the last update */
     double slow_share;          /* of the bytes measured, the slow clients'
                                  * (smoothed) */
+    int slow_known;             /* has measured a client's path */
     int limited;                /* between OFF and ON after a trip */
     int over;                   /* samples in a row at or above OFF */
     int primed;                 /* has seen a sample */

@@ -19,6 +19,9 @@ typedef struct {
 typedef struct {
     adf_rung_t rung[ADF_NCODINGS][ADF_NLEVELS][ADF_NCLASSES];
     double scale[ADF_NCODINGS][ADF_NCLASSES];   /* the machine: cost/prior */
+    /* the timed bytes each scale was learned from; 0: none yet, and the
+     * scale is the machine's as the others showed it */
+    double seen[ADF_NCODINGS][ADF_NCLASSES];
 } adf_model_t;
 
 /* The priors alone: every scale 1, no deviation learned. */
