@@ -36,6 +36,10 @@ static adf_policy_conf_t default_policy;
 static int precompressed_used;
 static int dicts_used;
 static int top_level[ADF_NCODINGS];
+/* AdaptiveDeflateNotes: Auto (ADF_UNSET), On or Off; and whether the
+ * request notes are written (adf_config_notes), found at start-up. */
+static int notes_mode = ADF_UNSET;
+static int notes_wanted = 1;
 
 /* ---- records and merges ------------------------------------------------- */
 
@@ -311,6 +315,64 @@ static const char *where(cmd_parms *cmd)
 static const char *global_only(cmd_parms *cmd)
 {
     return ap_check_cmd_context(cmd, GLOBAL_ONLY);
+}
+
+static const char *set_notes(cmd_parms *cmd, void *cfg, const char *arg)
+{
+    const char *err = global_only(cmd);
+
+    if (err) {
+        return err;
+    }
+    if (!strcasecmp(arg, "auto")) {
+        notes_mode = ADF_UNSET;
+    }
+    else if (!strcasecmp(arg, "on") || !strcasecmp(arg, "off")) {
+        notes_mode = !strcasecmp(arg, "on");
+    }
+    else {
+        return fail(cmd, apr_psprintf(cmd->pool, "'%s': Auto, On or Off",
+                                      arg));
+    }
+    return NULL;
+}
+
+/* Does any directive of the configuration (Includes are in the tree)
+ * name one of the notes: a LogFormat's %{...}n, an ErrorLogFormat, an
+ * expression's note()? */
+static int names_a_note(const ap_directive_t *d)
+{
+    for (; d; d = d->next) {
+        if ((d->args && ap_strcasestr(d->args, ADF_NOTE_PREFIX))
+            || names_a_note(d->first_child)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int notes_read(void)
+{
+    /* Scripts read notes without naming them in the configuration. */
+    static const char *const scripting[] = {
+        "mod_lua.c", "mod_perl.c", "mod_python.c", "mod_wsgi.c", NULL
+    };
+    int i;
+
+    if (notes_mode != ADF_UNSET) {
+        return notes_mode;
+    }
+    for (i = 0; scripting[i]; i++) {
+        if (ap_find_linked_module(scripting[i])) {
+            return 1;
+        }
+    }
+    return names_a_note(ap_conftree);
+}
+
+int adf_config_notes(void)
+{
+    return notes_wanted;
 }
 
 /* A numeric directive is a table row: its field (in the directory's
@@ -827,6 +889,8 @@ void adf_config_init(apr_pool_t *p)
     }
     adf_policy_defaults(&default_policy);
     default_policy.min_length = ADF_DEFAULT_MIN_LENGTH;
+    notes_wanted = notes_read();
+    notes_mode = ADF_UNSET;     /* the next reading starts from Auto */
 }
 
 /* Per-response switches may be set in .htaccess (FileInfo); what sets how
@@ -893,5 +957,8 @@ const command_rec adf_cmds[] = {
                   "which compression matters; below it, less CPU is spent"),
     AP_INIT_TAKE2("AdaptiveDeflateCPULimit", set_limit, NULL, RSRC_CONF,
                   "OFF ON: stop compressing at OFF percent, resume below ON"),
+    AP_INIT_TAKE1("AdaptiveDeflateNotes", set_notes, NULL, RSRC_CONF,
+                  "Auto (where the configuration names them or a scripting "
+                  "module is loaded), On or Off: the request notes"),
     { NULL }
 };

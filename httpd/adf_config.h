@@ -100,6 +100,19 @@ int adf_config_precompressed_used(void);
  * to ask about one. */
 int adf_config_dicts_used(void);
 
+/* Are the request notes (ADF_NOTE_PREFIX...) written?  Where nothing
+ * reads them they cost a response some 1 % for nothing
+ * (AdaptiveDeflateNotes). */
+int adf_config_notes(void);
+
+/* Set note ADF_NOTE_PREFIX name (a literal) where notes are written. */
+#define adf_note(r, name, value) \
+    do { \
+        if (adf_config_notes()) { \
+            apr_table_setn((r)->notes, ADF_NOTE_PREFIX name, (value)); \
+        } \
+    } while (0)
+
 /* check_config hook: settings that are only wrong together (the CPU
  * target at or above the limit); fails startup naming both. */
 int adf_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,

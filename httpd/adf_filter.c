@@ -244,10 +244,12 @@ static const char *load_note(apr_pool_t *p, const adf_load_view_t *load)
     return apr_pstrmemdup(p, last.text, last.len);
 }
 
-/* The load note's text: "-" without a signal. */
+/* The load note's text: "-" without a signal, or where neither the notes
+ * nor the trace log read it. */
 static const char *load_text(request_rec *r, const adf_load_view_t *load)
 {
-    return load && load->raw >= 0 ? load_note(r->pool, load) : "-";
+    return load && load->raw >= 0 && (adf_config_notes() || APLOGrtrace1(r))
+           ? load_note(r->pool, load) : "-";
 }
 
 static void note_decision(request_rec *r, const adf_decision_t *d,
@@ -264,15 +266,17 @@ static void note_decision(request_rec *r, const adf_decision_t *d,
     }
     /* Set once per request (the first instance claims it): added, not
      * set, which would search the table for an older value first. */
-    apr_table_addn(r->notes, ADF_NOTE_PREFIX "coding",
-                   d->coding ? adf_coding_name(d->coding) : "identity");
-    apr_table_addn(r->notes, ADF_NOTE_PREFIX "level",
-                   d->reason == ADF_R_PRECOMPRESSED
-                   || d->reason == ADF_R_CACHE_HIT ? "-"
-                   : !d->level ? "0" : apr_itoa(r->pool, d->level));
-    apr_table_addn(r->notes, ADF_NOTE_PREFIX "reason",
-                   adf_reason_name(d->reason));
-    apr_table_addn(r->notes, ADF_NOTE_PREFIX "load", ld);
+    if (adf_config_notes()) {
+        apr_table_addn(r->notes, ADF_NOTE_PREFIX "coding",
+                       d->coding ? adf_coding_name(d->coding) : "identity");
+        apr_table_addn(r->notes, ADF_NOTE_PREFIX "level",
+                       d->reason == ADF_R_PRECOMPRESSED
+                       || d->reason == ADF_R_CACHE_HIT ? "-"
+                       : !d->level ? "0" : apr_itoa(r->pool, d->level));
+        apr_table_addn(r->notes, ADF_NOTE_PREFIX "reason",
+                       adf_reason_name(d->reason));
+        apr_table_addn(r->notes, ADF_NOTE_PREFIX "load", ld);
+    }
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
                   "%s %s: %s (level %d, reason %s, load %s)", r->method,
                   r->uri, d->coding ? adf_coding_name(d->coding)
@@ -284,6 +288,11 @@ static void note_sizes(request_rec *r, const adf_stream_t *s)
 {
     apr_off_t in = adf_stream_bytes_in(s), out = adf_stream_bytes_out(s);
 
+    if (!adf_config_notes()) {
+        ap_log_rerror(APLOG_MARK, APLOG_TRACE2, 0, r, "%" APR_OFF_T_FMT
+                      " -> %" APR_OFF_T_FMT " bytes", in, out);
+        return;
+    }
     apr_table_addn(r->notes, ADF_NOTE_PREFIX "in", apr_off_t_toa(r->pool, in));
     apr_table_addn(r->notes, ADF_NOTE_PREFIX "out",
                    apr_off_t_toa(r->pool, out));
@@ -380,7 +389,7 @@ static int prefer_dict(request_rec *r, const adf_dir_conf_t *dc,
     }
     if (!adf_dict_for(r, acc, &named)) {
         if (named) {
-            apr_table_setn(r->notes, ADF_NOTE_PREFIX "dictionary", "miss");
+            adf_note(r, "dictionary", "miss");
             if (r->status != HTTP_NOT_MODIFIED) {
                 adf_shm_count_dict(0, 0);
             }
@@ -815,7 +824,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     }
 
     if (adf_coding(d.coding)->needs_dict) {
-        apr_table_setn(r->notes, ADF_NOTE_PREFIX "dictionary", "hit");
+        adf_note(r, "dictionary", "hit");
     }
     ctx = f->ctx = apr_pcalloc(r->pool, sizeof(*ctx));
     ctx->out = apr_brigade_create(r->pool, f->c->bucket_alloc);

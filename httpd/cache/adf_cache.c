@@ -757,7 +757,7 @@ void adf_cache_hit(request_rec *r, adf_cache_req_t *cr)
     adf_cache_shared_t *sh = gen->sh;
     apr_uint32_t i = (apr_uint32_t)(cr->hash % ADF_CACHE_TOUCH);
 
-    apr_table_setn(r->notes, ADF_NOTE_PREFIX "cache", "hit");
+    adf_note(r, "cache", "hit");
     apr_atomic_inc64(&sh->counts[cr->index].hits);
     /* Two stores: a torn pair only misdates one entry's last use. */
     apr_atomic_set64(&sh->touch[i].hash, cr->hash);
@@ -767,7 +767,7 @@ void adf_cache_hit(request_rec *r, adf_cache_req_t *cr)
 void adf_cache_miss(request_rec *r, adf_cache_req_t *cr,
                     apr_uint32_t codings)
 {
-    apr_table_setn(r->notes, ADF_NOTE_PREFIX "cache", "miss");
+    adf_note(r, "cache", "miss");
     apr_atomic_inc64(&gen->sh->counts[cr->index].misses);
     adf_cache_queue(r, cr, codings);
 }

@@ -102,7 +102,7 @@ else
 fi
 
 # ---- request notes ------------------------------------------------------------
-src_notes=$(grep -oh 'ADF_NOTE_PREFIX "[a-z_]*"' $srcs \
+src_notes=$(grep -ohE 'ADF_NOTE_PREFIX "[a-z_]*"|adf_note\(r, "[a-z_]*"' $srcs \
             | sed 's/.*"\(.*\)"/adaptive_deflate_\1/' | sort -u)
 [ -n "$src_notes" ] || bad "no request note found in the code"
 rows=$(sed -n 's/^| `\(adaptive_deflate_[a-z_]*\)` |.*/\1/p' docs/directives.md | sort -u)
