@@ -288,16 +288,14 @@ static void note_sizes(request_rec *r, const adf_stream_t *s)
 {
     apr_off_t in = adf_stream_bytes_in(s), out = adf_stream_bytes_out(s);
 
-    if (!adf_config_notes()) {
-        ap_log_rerror(APLOG_MARK, APLOG_TRACE2, 0, r, "%" APR_OFF_T_FMT
-                      " -> %" APR_OFF_T_FMT " bytes", in, out);
-        return;
+    if (adf_config_notes()) {
+        apr_table_addn(r->notes, ADF_NOTE_PREFIX "in",
+                       apr_off_t_toa(r->pool, in));
+        apr_table_addn(r->notes, ADF_NOTE_PREFIX "out",
+                       apr_off_t_toa(r->pool, out));
+        apr_table_addn(r->notes, ADF_NOTE_PREFIX "ratio",
+                       in ? apr_itoa(r->pool, (int)(out * 100 / in)) : "-");
     }
-    apr_table_addn(r->notes, ADF_NOTE_PREFIX "in", apr_off_t_toa(r->pool, in));
-    apr_table_addn(r->notes, ADF_NOTE_PREFIX "out",
-                   apr_off_t_toa(r->pool, out));
-    apr_table_addn(r->notes, ADF_NOTE_PREFIX "ratio",
-                   in ? apr_itoa(r->pool, (int)(out * 100 / in)) : "-");
     ap_log_rerror(APLOG_MARK, APLOG_TRACE2, 0, r, "%" APR_OFF_T_FMT " -> %"
                   APR_OFF_T_FMT " bytes", in, out);
 }

@@ -505,12 +505,6 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     }
     reference(c, m, obs);
     sample = clamp(sample, 0, 100);
-    if (!c->primed) {
-        /* The start's budget bought every coding's cheapest rung as the
-         * priors priced them; the first interval priced them on this
-         * machine (6 x dearer here): the same rungs, not a sixth of them. */
-        c->budget = clamp(adf_control_floor(m, conf), ADF_BUDGET_MIN, top);
-    }
     saturated = observe(c, conf, obs, sample, spent, cap_ns);
     if (conf->fixed) {
         c->budget = top;        /* learns the costs, never steers */
