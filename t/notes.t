@@ -15,13 +15,8 @@ use ADFTest;
 
 plan tests => 15, need_module('mod_mime.c');
 
-my $dir = tempdir(CLEANUP => 1);
-chmod 0755, $dir;
-mkdir "$dir/htdocs";
-chmod 0755, "$dir/htdocs";
 my $page = ("<p>Notes only where something reads them.</p>\n" x 300);
-spew("$dir/htdocs/page.html", $page);
-chmod 0644, "$dir/htdocs/page.html";
+my $dir = scratch_dir($page);
 for my $f ("$dir/notes", "$dir/lua-notes") {
     spew($f, '');
     chmod 0666, $f;

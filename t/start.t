@@ -14,7 +14,6 @@ use warnings FATAL => 'all';
 use lib 't/lib';
 use Apache::Test;
 use Apache::TestUtil;
-use File::Temp qw(tempdir);
 use Time::HiRes qw(sleep);
 use ADFTest;
 
@@ -24,13 +23,8 @@ my @ae = grep { my $c = $_; !grep { !built($_) } split /\s*,\s*/, $c =~ s/deflat
 my $starts = 3;
 plan tests => $starts * 2 * @ae * 2;
 
-my $dir = tempdir(CLEANUP => 1);
-chmod 0755, $dir;
-mkdir "$dir/htdocs";
-chmod 0755, "$dir/htdocs";
 my $page = ("<p>An idle server compresses its first response.</p>\n" x 400);
-spew("$dir/htdocs/page.html", $page);
-chmod 0644, "$dir/htdocs/page.html";
+my $dir = scratch_dir($page);
 spew("$dir/load", "0\n");
 chmod 0644, "$dir/load";
 

@@ -10,7 +10,7 @@ use Apache::TestUtil ();
 use Digest::SHA ();
 use IO::Socket::INET ();
 use IO::Uncompress::Gunzip qw(gunzip $GunzipError);
-use File::Temp qw(tempfile);
+use File::Temp qw(tempfile tempdir);
 use Time::HiRes qw(sleep);
 use JSON::PP ();
 use MIME::Base64 ();
@@ -24,7 +24,7 @@ our @EXPORT = qw(docroot fetch head gunzip_ok unbrotli unzstd decode_body slurp
                  sibling_ext refused_cgi_posts status_json fetch_noted
                  uncoded probe error_log log_count restart wait_hit worker_state
                  needs_root config_check one_child_server undcz
-                 available_dictionary);
+                 available_dictionary scratch_dir);
 
 # The codings the module under test has, as its build's configure decided
 # (scripts/run-httpd-tests passes them): the tests assert what this build
@@ -510,6 +510,19 @@ AdaptiveDeflateLoadInterval 100ms
 AdaptiveDeflateCPUTarget 50
 AdaptiveDeflateCPULimit 95 90
 CONF
+}
+
+# A temporary directory for a scratch server, readable by its children
+# (nobody when root), with htdocs/page.html holding $page.
+sub scratch_dir {
+    my ($page) = @_;
+    my $dir = tempdir(CLEANUP => 1);
+    chmod 0755, $dir;
+    mkdir "$dir/htdocs";
+    chmod 0755, "$dir/htdocs";
+    spew("$dir/htdocs/page.html", $page);
+    chmod 0644, "$dir/htdocs/page.html";
+    return $dir;
 }
 
 # Stopped the usual way; a server that outlives 20 s is killed, so that
