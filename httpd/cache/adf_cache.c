@@ -442,6 +442,9 @@ static apr_thread_mutex_t *memo_lock;
 
 void adf_cache_child_init(apr_pool_t *pchild, server_rec *s)
 {
+    if (gen) {
+        adf_cache_worker_child_init(pchild);
+    }
     if (!gen || apr_pool_create(&memo_pool, pchild) != APR_SUCCESS
         || apr_thread_mutex_create(&memo_lock, APR_THREAD_MUTEX_DEFAULT,
                                    pchild) != APR_SUCCESS) {

@@ -77,5 +77,7 @@ apr_off_t adf_cache_file_max(apr_off_t max);
 
 /* The worker: register its singleton watchdog callback for g. */
 void adf_cache_worker_start(adf_cache_gen_t *g, apr_pool_t *pconf);
+/* A child's worker ends its slice before the child goes (child_init). */
+void adf_cache_worker_child_init(apr_pool_t *pchild);
 
 #endif /* ADF_CACHE_SHARED_H */

@@ -103,6 +103,9 @@ static struct {
     volatile int stopping;
 } w;
 
+/* Is the watchdog thread inside a tick (adf_cache_worker_quiesce)? */
+static volatile apr_uint32_t ticking;
+
 static const char *dir_of(const adf_cache_gen_t *g, int i)
 {
     return g->dir[i].conf->dir;
@@ -924,29 +927,17 @@ static apr_status_t forget_state(void *data)
     return APR_SUCCESS;
 }
 
-static apr_status_t tick(int state, void *data, apr_pool_t *pool)
+/* One tick in charge: take over if new to it, then work while idle. */
+static void run(const adf_cache_gen_t *g, apr_pool_t *pool)
 {
-    const adf_cache_gen_t *g = data;
     int i;
 
-    if (state == AP_WATCHDOG_STATE_STOPPING) {
-        /* Maybe from another thread while a slice runs: the slice ends
-         * the job when it sees this. */
-        w.stopping = 1;
-        ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s,
-                     "cache worker: stopping%s", w.job.active
-                     ? " with a job under way" : "");
-        return APR_SUCCESS;
-    }
-    if (state != AP_WATCHDOG_STATE_RUNNING) {
-        return APR_SUCCESS;
-    }
     if (!in_charge(g)) {
         if (w.job.active) {
             requeue(g);
             end_job(g);
         }
-        return APR_SUCCESS;
+        return;
     }
     apr_atomic_set32(&g->sh->worker_pid, (apr_uint32_t)getpid());
     if (!w.scanned) {
@@ -966,7 +957,50 @@ static apr_status_t tick(int state, void *data, apr_pool_t *pool)
         requeue(g);
         end_job(g);
     }
+}
+
+static apr_status_t tick(int state, void *data, apr_pool_t *pool)
+{
+    const adf_cache_gen_t *g = data;
+
+    if (state == AP_WATCHDOG_STATE_STOPPING) {
+        /* Maybe from another thread while a slice runs: the slice ends
+         * the job when it sees this. */
+        w.stopping = 1;
+        ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s,
+                     "cache worker: stopping%s", w.job.active
+                     ? " with a job under way" : "");
+        return APR_SUCCESS;
+    }
+    if (state == AP_WATCHDOG_STATE_RUNNING) {
+        apr_atomic_set32(&ticking, 1);
+        run(g, pool);
+        apr_atomic_set32(&ticking, 0);
+    }
     return APR_SUCCESS;
+}
+
+/* The child is going (a pre-cleanup of pchild): mod_watchdog stops its
+ * thread only with the process pool, after pchild and the module's other
+ * child state are gone, so a slice under way (seconds at a strong level)
+ * would run on into a torn-down process: a child of the ASan suite died
+ * of SIGSEGV so, exiting while the worker wrote an entry.  The slice ends
+ * at its next check, the job goes back to the queue for the next child,
+ * and the exit waits for that, at most a few seconds. */
+static apr_status_t quiesce(void *data)
+{
+    int i;
+
+    w.stopping = 1;
+    for (i = 0; i < 500 && apr_atomic_read32(&ticking); i++) {
+        apr_sleep(apr_time_from_msec(10));
+    }
+    return APR_SUCCESS;
+}
+
+void adf_cache_worker_child_init(apr_pool_t *pchild)
+{
+    apr_pool_pre_cleanup_register(pchild, NULL, quiesce);
 }
 
 void adf_cache_worker_start(adf_cache_gen_t *g, apr_pool_t *pconf)
