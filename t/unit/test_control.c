@@ -290,9 +290,7 @@ START_TEST(shared_link_uses_the_target)
             hi = plant_load > hi ? plant_load : hi;
             limited |= ctl.limited;
         }
-        /* without ISA-L the load swings to 99 % at a target of 94 and
-         * trips the limit there (see LOAD_LO) */
-        ck_assert_msg(!limited || (t && !HAVE_ISAL), "the limit tripped");
+        ck_assert_msg(!limited, "the limit tripped");
         mc = mix_cost / mix_in;
         mr = mix_out / mix_in;
         for (l = 1, dominated = 0; l <= 9; l++) {
@@ -315,9 +313,10 @@ START_TEST(shared_link_uses_the_target)
         }
         else {
             /* Issue 31 asks 0.95 of the best fixed level at a target of
-             * 94.  Without ISA-L it is not met: 0.83 here, the load
-             * swinging 31-100 % (a miss recorded with the issue). */
-            ck_assert_msg(adaptive >= (HAVE_ISAL ? 0.95 : 0.80) * fixed,
+             * 94.  Without ISA-L it was 0.83 until stop 34, the load
+             * swinging 31-100 %: each climb looked like a jump over the
+             * smoothed load and was halved (now 0.953). */
+            ck_assert_msg(adaptive >= 0.95 * fixed,
                           "%.3f of the best fixed level", adaptive / fixed);
         }
     }
