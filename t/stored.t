@@ -103,7 +103,7 @@ for my $i (1 .. 8) {
     }
     # (prefork: the worker's child can be gone, and the singleton take
     # over in another, for over a minute: CI saw "worker ... gone" at 60 s)
-    my ($r, $n) = wait_hit("/cache/ext4/edit$i.html", $c, 150);
+    my ($r, $n) = wait_hit("/cache/ext4/edit$i.html", $c);
     $hits_v2++ if ($n->{cache} // '') eq 'hit' && decode_body($r) eq $v2;
 }
 ok t_cmp($rounds, 3, 'three edits within one second');

@@ -285,10 +285,13 @@ sub restart {
 sub wait_hit {
     my ($path, $ae, $secs) = @_;
     my ($r, $n);
+    # 150 s: under prefork the worker's child may exit and the next take
+    # over 94-101 s later (mod_watchdog's singleton, CI's prefork runs of
+    # stops 33 and 34); a hit returns at once
     wait_for(sub {
         ($r, $n) = fetch_noted($path, $ae);
         ($n->{cache} // '') eq 'hit';
-    }, $secs || 60)
+    }, $secs || 150)
         or print "# no hit for $path ($ae): ",
                  (eval { worker_state() } // "($@)"), "\n";
     return ($r, $n);
