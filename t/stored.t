@@ -182,9 +182,16 @@ unlink "$root/cache/fifo/x.html";
     put("$root/cache/plant/p.html", $real, $mtime);
     wait_hit('/cache/plant/p.html', $c);
     # the entry that decodes to the page (its trailer stripped)
+    my @entries = glob("$cdir/*$ext");
     my ($entry) = grep { (decode_as($c, substr(slurp($_), 0, -148)) // '') eq $real }
-                  glob("$cdir/*$ext");
-    defined $entry or die 'no entry decodes to the page';
+                  @entries;
+    if (!defined $entry) {
+        # (CI's ASan run of stop 34 died here once, right after a hit:
+        # what the directory held, for the next one)
+        print "# no entry decodes to the page; in $cdir: ",
+              join(', ', map { "$_ (" . (-s $_) . ' bytes)' } @entries), "\n";
+        die 'no entry decodes to the page';
+    }
     my $forged = "$entry.forged";
     system('cp', '-p', $entry, $forged) == 0 or die;
     forge($entry, $forged, $c, '<script>alert("planted")</script>' . ('.' x 300));
