@@ -188,8 +188,12 @@ unlink "$root/cache/fifo/x.html";
     if (!defined $entry) {
         # (CI's ASan run of stop 34 died here once, right after a hit:
         # what the directory held, for the next one)
-        print "# no entry decodes to the page; in $cdir: ",
-              join(', ', map { "$_ (" . (-s $_) . ' bytes)' } @entries), "\n";
+        print "# no entry decodes to the page (", length $real, " bytes); in $cdir: ",
+              join(', ', map {
+                  my $d = decode_as($c, substr(slurp($_), 0, -148));
+                  "$_ (" . (-s $_) . ' bytes, '
+                  . (defined $d ? 'decodes to ' . length($d) : 'does not decode') . ')'
+              } @entries), "\n";
         die 'no entry decodes to the page';
     }
     my $forged = "$entry.forged";
