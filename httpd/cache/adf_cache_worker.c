@@ -103,7 +103,7 @@ static struct {
     volatile int stopping;
 } w;
 
-/* Is the watchdog thread inside a tick (adf_cache_worker_quiesce)? */
+/* Is the watchdog thread inside a tick (quiesce waits for it)? */
 static volatile apr_uint32_t ticking;
 
 static const char *dir_of(const adf_cache_gen_t *g, int i)
@@ -983,8 +983,9 @@ static apr_status_t tick(int state, void *data, apr_pool_t *pool)
 /* The child is going (a pre-cleanup of pchild): mod_watchdog stops its
  * thread only with the process pool, after pchild and the module's other
  * child state are gone, so a slice under way (seconds at a strong level)
- * would run on into a torn-down process: a child of the ASan suite died
- * of SIGSEGV so, exiting while the worker wrote an entry.  The slice ends
+ * would run on into a torn-down process (a child of the ASan suite died
+ * of SIGSEGV while exiting as the worker wrote an entry; the faulting
+ * frame was not seen).  The slice ends
  * at its next check, the job goes back to the queue for the next child,
  * and the exit waits for that, at most a few seconds. */
 static apr_status_t quiesce(void *data)
