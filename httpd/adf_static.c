@@ -275,7 +275,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
     adf_conf_policy(dc, &pc);
     adf_request_facts(r, dc, &acc, &in, &h);
     in.length = r->finfo.size;
-    in.budget = 1e9;        /* any budget: the coding is what counts */
+    in.coding_only = 1;
     adf_policy_decide(&pc, &in, &d);
     if (d.coding == ADF_IDENTITY && !d.vary) {
         return;     /* no request could have a sibling here */

@@ -342,7 +342,7 @@ static adf_coding_e choose(const adf_policy_conf_t *conf,
     int i, q;
 
     if (c == ADF_IDENTITY || !conf->by_value || in->limited
-        || in->failsafe) {
+        || in->failsafe || in->coding_only) {
         return c;
     }
     q = adf_accept_q(in->accept, c);
@@ -446,13 +446,14 @@ void adf_policy_decide(const adf_policy_conf_t *conf,
     }
     lo = conf->level_min[c];
     hi = conf->level_max[c];
-    if (in->failsafe) {
+    if (in->failsafe || in->coding_only) {
         /* No load to go by: cheap enough never to be the bottleneck,
-         * never "paused" on a signal that stopped. */
+         * never "paused" on a signal that stopped.  (Stored bytes have
+         * their level already: a frontier would be computed for nothing.) */
         out->vary = 1;
         out->coding = c;
         out->level = lo;
-        out->reason = ADF_R_NO_SIGNAL;
+        out->reason = in->coding_only ? ADF_R_MAX : ADF_R_NO_SIGNAL;
         return;
     }
     if (in->limited) {

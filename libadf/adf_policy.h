@@ -47,6 +47,10 @@ typedef struct {
     int whole;                  /* the whole body is at hand (its class) */
     int limited;                /* controller: above the CPU limit */
     int failsafe;               /* no fresh load signal: lowest level */
+    int coding_only;            /* stored bytes: only whether a coding is
+                                 * negotiated, and Vary, are asked: no
+                                 * rung, no choice by value (the load, the
+                                 * limit and the frontiers are not read) */
     int not_modified;           /* a 304: it names the representation of
                                  * its 200, which the load does not choose:
                                  * budget, limit and signal are ignored */

@@ -356,6 +356,10 @@ START_TEST(coding_by_value)
     in.budget = 1.0;                        /* ns/B: zstd 1-3's region */
     d = decide();
     ck_assert_int_eq(d.coding, ADF_ZSTD);
+    /* stored bytes: the negotiated coding, no frontier read */
+    in.coding_only = 1;
+    ck_assert_int_eq(decide().coding, ADF_BR);
+    in.coding_only = 0;
     /* a configured preference holds whatever the budget */
     conf.by_value = 0;
     ck_assert_int_eq(decide().coding, ADF_BR);
@@ -470,6 +474,29 @@ START_TEST(not_modified_ignores_the_load)
 }
 END_TEST
 
+/* Stored bytes ask only whether a coding is negotiated, and Vary: as any
+ * budget would answer, whatever the load says, and without a frontier
+ * (the negotiated coding, not one chosen by value). */
+START_TEST(coding_only_is_the_coding_of_any_budget)
+{
+    adf_decision_t free_, only;
+
+    in.budget = 1e9;
+    free_ = decide();
+    in.budget = 0;
+    in.limited = 1;
+    in.coding_only = 1;
+    only = decide();
+    ck_assert_int_ne(only.coding, ADF_IDENTITY);
+    ck_assert_int_eq(only.coding, free_.coding);
+    ck_assert_int_eq(only.vary, free_.vary);
+    adf_accept_parse("identity", &acc);
+    only = decide();
+    ck_assert_int_eq(only.coding, ADF_IDENTITY);
+    ck_assert_int_eq(only.reason, ADF_R_NOT_ACCEPTED);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("policy");
@@ -480,6 +507,7 @@ int main(void)
     policy_test(compresses_at_max_when_idle);
     policy_test(skips_in_order);
     policy_test(not_modified_ignores_the_load);
+    policy_test(coding_only_is_the_coding_of_any_budget);
     policy_test(frontier_is_efficient);
     policy_test(mixing_spends_the_budget);
     policy_test(frontier_memo);
