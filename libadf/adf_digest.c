@@ -51,11 +51,19 @@ void adf_digest_hex(char *buf, const unsigned char *digest, apr_size_t n)
     buf[2 * n] = '\0';
 }
 
+/* A hex digit's value, or -1: by table (each value stored plus one, the
+ * rest zero), as every sibling's mark is read per request */
 static int nibble(char c)
 {
-    return c >= '0' && c <= '9' ? c - '0'
-         : c >= 'a' && c <= 'f' ? c - 'a' + 10
-         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    static const unsigned char v[256] = {
+        ['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
+        ['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
+        ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15,
+        ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14,
+        ['E'] = 15, ['F'] = 16
+    };
+
+    return v[(unsigned char)c] - 1;
 }
 
 int adf_digest_parse_hex(const char *s, unsigned char *out)

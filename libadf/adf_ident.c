@@ -128,7 +128,7 @@ static const char *scan_ts(const char *s, adf_ts_t *t)
 
 #define DIGEST_FIELD " sha256="
 
-int adf_mark_parse(const char *v, apr_size_t len, adf_mark_t *m)
+static int parse(const char *v, apr_size_t len, adf_mark_t *m)
 {
     char buf[ADF_MARK_MAX];
     apr_uint64_t ino, size;
@@ -164,6 +164,30 @@ int adf_mark_parse(const char *v, apr_size_t len, adf_mark_t *m)
     m->src.dev = 0;
     m->src.ino = ino;
     m->src.size = (apr_int64_t)size;
+    return 0;
+}
+
+/* The last mark each thread read, and what it said: the same hot
+ * file's sibling is asked for request after request, and a compare costs
+ * a tenth of the parse (its 50 digits and 64 hex digits). */
+static __thread struct {
+    apr_size_t len;             /* 0: empty */
+    char value[ADF_MARK_MAX];
+    adf_mark_t mark;
+} memo;
+
+int adf_mark_parse(const char *v, apr_size_t len, adf_mark_t *m)
+{
+    if (len && len == memo.len && !memcmp(v, memo.value, len)) {
+        *m = memo.mark;
+        return 0;
+    }
+    if (parse(v, len, m)) {
+        return -1;
+    }
+    memcpy(memo.value, v, len);     /* parse() refused len >= MAX */
+    memo.len = len;
+    memo.mark = *m;
     return 0;
 }
 

@@ -2,6 +2,7 @@
 #include "adf_test.h"
 #include "adf_ident.h"
 
+#include <ctype.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -62,6 +63,21 @@ START_TEST(marks)
     ck_assert(m.has_digest);
     ck_assert(!memcmp(m.digest, digest, sizeof(digest)));
     ck_assert(adf_mark_matches(&f, &m, 0));
+    {
+        /* read again (the thread's memo): the same mark; the same bytes
+         * one shorter, or with one digit changed, are read afresh */
+        adf_mark_t again;
+
+        memset(&again, 0xa5, sizeof(again));
+        ck_assert_int_eq(adf_mark_parse(buf, (apr_size_t)n, &again), 0);
+        ck_assert(again.has_digest && adf_mark_matches(&f, &again, 0)
+                  && !memcmp(again.digest, m.digest, sizeof(m.digest)));
+        ck_assert_int_eq(adf_mark_parse(buf, (apr_size_t)n - 1, &again), -1);
+        buf[6] = '8';
+        ck_assert_int_eq(adf_mark_parse(buf, (apr_size_t)n, &again), 0);
+        ck_assert(again.src.ino == 87 && !adf_mark_matches(&f, &again, 0));
+        buf[6] = '7';
+    }
     /* any change to F: a new size, inode, mtime or ctime */
     f.size++;
     ck_assert(!adf_mark_matches(&f, &m, 0));
@@ -151,6 +167,29 @@ START_TEST(digests)
     adf_digest_hex(hex, d, 4);
     ck_assert_str_eq(hex, "e3b0c442");     /* of nothing */
     ck_assert_int_eq(adf_digest_parse_hex("zz", back), -1);
+    {
+        /* upper case reads alike; any other byte, anywhere, is refused */
+        char up[ADF_DIGEST_HEX], bad[ADF_DIGEST_HEX];
+        unsigned char again[ADF_DIGEST_LEN];
+        int i, ch;
+
+        adf_digest_hex(hex, back, ADF_DIGEST_LEN);
+        for (i = 0; hex[i]; i++) {
+            up[i] = (char)toupper((unsigned char)hex[i]);
+        }
+        up[i] = '\0';
+        ck_assert_int_eq(adf_digest_parse_hex(up, again), 0);
+        ck_assert(!memcmp(again, back, sizeof(back)));
+        for (ch = 1; ch < 256; ch++) {
+            if (strchr("0123456789abcdefABCDEF", ch)) {
+                continue;
+            }
+            memcpy(bad, hex, sizeof(bad));
+            bad[ch % (2 * ADF_DIGEST_LEN)] = (char)ch;
+            ck_assert_msg(adf_digest_parse_hex(bad, again) == -1,
+                          "byte %d read as a hex digit", ch);
+        }
+    }
     ck_assert_int_eq(adf_digest_init(&dg), 0);
     adf_digest_abandon(&dg);
     ck_assert(dg.md == NULL);

@@ -28,6 +28,38 @@ START_TEST(long_strict)
 }
 END_TEST
 
+/* The digit scan under marks and /proc/stat: stops at the first
+ * non-digit, whatever its byte; refuses no digits and overflow. */
+START_TEST(scan_u64)
+{
+    char buf[8];
+    apr_uint64_t v = 7;
+    const char *e;
+    int ch;
+
+    ck_assert((e = adf_scan_u64("0123x", &v)) != NULL);
+    ck_assert_int_eq(v, 123);
+    ck_assert_int_eq(*e, 'x');
+    ck_assert(adf_scan_u64("18446744073709551609", &v) != NULL);
+    ck_assert(adf_scan_u64("18446744073709551616", &v) == NULL);
+    for (ch = 1; ch < 256; ch++) {
+        buf[0] = '4';
+        buf[1] = (char)ch;
+        buf[2] = '2';
+        buf[3] = '\0';
+        e = adf_scan_u64(buf, &v);
+        if (ch >= '0' && ch <= '9') {
+            ck_assert_int_eq(e - buf, 3);
+        }
+        else {
+            ck_assert_int_eq(e - buf, 1);
+            ck_assert_int_eq(v, 4);
+            ck_assert(adf_scan_u64(buf + 1, &v) == NULL);
+        }
+    }
+}
+END_TEST
+
 START_TEST(sizes)
 {
     apr_off_t v;
@@ -123,6 +155,7 @@ int main(void)
     Suite *s = suite_create("parse");
 
     adf_test(s, long_strict);
+    adf_test(s, scan_u64);
     adf_test(s, sizes);
     adf_test(s, percent_and_interval);
     adf_test(s, size_levels);
