@@ -46,7 +46,9 @@ static void scan(const apr_table_t *t, adf_resp_fields_t *h, int length)
         case 'V':
         case 'v':
             if (!strcasecmp(k, "Vary") && h->vary < 2) {
-                h->vary = adf_list_has(v, "Accept-Encoding")
+                /* the one this module adds, without the list's parse */
+                h->vary = !strcasecmp(v, "Accept-Encoding")
+                          || adf_list_has(v, "Accept-Encoding")
                           || adf_list_has(v, "*") ? 2 : 1;
             }
             break;
@@ -123,7 +125,8 @@ const char *adf_declared_encoding(const request_rec *r,
 static int suffix_in(request_rec *r, apr_table_t *t, const char *suffix)
 {
     const char *etag = apr_table_get(t, "ETag"), *q;
-    apr_size_t len;
+    apr_size_t len, slen;
+    char *out;
 
     if (!etag) {
         return 0;
@@ -133,14 +136,18 @@ static int suffix_in(request_rec *r, apr_table_t *t, const char *suffix)
     if (*q != '"') {
         return 1;       /* not a tag: left alone */
     }
+    /* the tag without its closing quote (where it has one), the suffix,
+     * the quote: by hand, a formatter costs a thousand instructions */
     if (etag + len - 1 > q && etag[len - 1] == '"') {
-        apr_table_setn(t, "ETag", apr_psprintf(r->pool, "%.*s%s\"",
-                                               (int)(len - 1), etag, suffix));
+        len--;
     }
-    else {
-        apr_table_setn(t, "ETag", apr_pstrcat(r->pool, etag, suffix, "\"",
-                                              NULL));
-    }
+    slen = strlen(suffix);
+    out = apr_palloc(r->pool, len + slen + 2);
+    memcpy(out, etag, len);
+    memcpy(out + len, suffix, slen);
+    out[len + slen] = '"';
+    out[len + slen + 1] = '\0';
+    apr_table_setn(t, "ETag", out);
     return 1;
 }
 
@@ -154,11 +161,16 @@ void adf_etag_append(request_rec *r, const char *suffix)
 const char *adf_stored_etag_suffix(apr_pool_t *p, adf_coding_e c, int cache,
                                    const unsigned char *digest)
 {
-    char hex[2 * 8 + 1];
+    const char *cs = adf_coding(c)->etag_suffix;
+    const char *kind = cache ? ADF_CACHE_ETAG : ADF_SIBLING_ETAG;
+    apr_size_t cl = strlen(cs), kl = strlen(kind);
+    char *out = apr_palloc(p, cl + kl + 2 * 8 + 1);
 
-    adf_digest_hex(hex, digest, 8);
-    return apr_pstrcat(p, adf_coding(c)->etag_suffix,
-                       cache ? ADF_CACHE_ETAG : ADF_SIBLING_ETAG, hex, NULL);
+    /* by hand, as every stored response names its bytes */
+    memcpy(out, cs, cl);
+    memcpy(out + cl, kind, kl);
+    adf_digest_hex(out + cl + kl, digest, 8);
+    return out;
 }
 
 const char *adf_dict_etag_suffix(apr_pool_t *p, const adf_coding_t *d,
