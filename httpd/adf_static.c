@@ -97,7 +97,8 @@ typedef enum {
     MARK_OK,            /* names F as it is */
     MARK_NONE,          /* no mark: nobody vouched for this sibling */
     MARK_OTHER,         /* names another version of F */
-    MARK_FOREIGN        /* on a file F's owner did not write */
+    MARK_FOREIGN,       /* on a file F's owner did not write */
+    MARK_REWRITTEN      /* names F, on bytes written since */
 } mark_e;
 
 /* The proof that a sibling holds F's current bytes: the mark
@@ -179,6 +180,14 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
     if ((*mark = mark_of(path, &fid, sfi->size, digest)) != MARK_OK) {
         return 0;
     }
+    /* The mark vouches for the bytes the tool wrote, and the tool gives
+     * them F's mtime: bytes written over since (the inode and its mark
+     * kept: "cat > F.br", a compressor truncating in place) have another
+     * one, and would go out under the mark's digest. */
+    if (sfi->mtime != f->mtime) {
+        *mark = MARK_REWRITTEN;
+        return 0;
+    }
     /* Readable by this process, or the handler would answer 403. */
     return access(path, R_OK) == 0;
 }
@@ -223,6 +232,8 @@ static void log_stale(request_rec *r, const char *path, mark_e mark)
                       mark == MARK_NONE ? "no mark shows that it holds"
                       : mark == MARK_FOREIGN ? "it is owned by neither root "
                                                "nor the owner of"
+                      : mark == MARK_REWRITTEN ? "it was written over after "
+                                                 "its mark, which names"
                       : "its mark names another version of", r->filename);
     }
 }

@@ -444,11 +444,12 @@ static int read_mark(int fd, adf_mark_t *m)
     return n >= 0 ? adf_mark_parse(v, (apr_size_t)n, m) : -1;
 }
 
-/* As the module reads a mark (adf_ident.h), it must name F as it is; a
- * mark without the sibling's digest (an earlier release's) is renewed.
- * Else the sibling's bytes decide (SIB_CHECK): it is unmarked (another
- * tool wrote it) or marked for another version of F (copied, chmod'ed,
- * rewritten).  Only our own siblings are decoded and marked: never, as
+/* As the module reads a mark (adf_ident.h), it must name F as it is, on
+ * a sibling with F's mtime (bytes written over in place since have
+ * another); a mark without the sibling's digest (an earlier release's) is
+ * renewed.  Else the sibling's bytes decide (SIB_CHECK): it is unmarked
+ * (another tool wrote it) or marked for another version of F (copied,
+ * chmod'ed, rewritten).  Only our own siblings are decoded and marked: never, as
  * root, bytes another user could have written. */
 static sib_e sibling_state(const job_t *j, const adf_ident_t *f)
 {
@@ -460,7 +461,9 @@ static sib_e sibling_state(const job_t *j, const adf_ident_t *f)
     if (fd < 0) {
         return SIB_WRITE;   /* (a symlink or a directory: as before) */
     }
-    if (!read_mark(fd, &m) && m.has_digest && adf_mark_matches(f, &m, 0)) {
+    if (!read_mark(fd, &m) && m.has_digest && adf_mark_matches(f, &m, 0)
+        && sst.st_mtim.tv_sec == f->mtime.sec
+        && sst.st_mtim.tv_nsec == f->mtime.nsec) {
         state = SIB_FRESH;
     }
     else {

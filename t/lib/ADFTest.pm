@@ -366,6 +366,9 @@ sub mark_sibling {
     my $mark = "ino=$ino size=$size mtime=$mt ctime=$ct";
     $mark = ($version // 3) == 2 ? "2 $mark"
           : "3 $mark sha256=" . Digest::SHA::sha256_hex(slurp($s));
+    # as the tool marks one: with F's mtime (a sibling whose mtime is not
+    # F's was written over since its mark)
+    system('touch', '-r', $f, $s) == 0 or die "touch -r $f $s";
     system('setfattr', '-n', 'user.adaptive_deflate', '-v', $mark, $s) == 0
         or die "setfattr $s";
 }
