@@ -444,12 +444,38 @@ static int read_mark(int fd, adf_mark_t *m)
     return n >= 0 ? adf_mark_parse(v, (apr_size_t)n, m) : -1;
 }
 
+/* Are the bytes on fd those whose SHA-256 is want? */
+static int digest_is(int fd, const unsigned char *want)
+{
+    unsigned char buf[65536], got[ADF_DIGEST_LEN];
+    adf_digest_t dg;
+    ssize_t n;
+
+    if (adf_digest_init(&dg) != 0) {
+        return 0;
+    }
+    while ((n = read(fd, buf, sizeof(buf))) != 0) {
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            adf_digest_abandon(&dg);
+            return 0;
+        }
+        adf_digest_update(&dg, buf, (size_t)n);
+    }
+    return adf_digest_final(&dg, got) == 0
+           && !memcmp(got, want, ADF_DIGEST_LEN);
+}
+
 /* As the module reads a mark (adf_ident.h), it must name F as it is, on
  * a sibling with F's mtime (bytes written over in place since have
- * another); a mark without the sibling's digest (an earlier release's) is
- * renewed.  Else the sibling's bytes decide (SIB_CHECK): it is unmarked
- * (another tool wrote it) or marked for another version of F (copied,
- * chmod'ed, rewritten).  Only our own siblings are decoded and marked: never, as
+ * another) and, which the module cannot check per request, with the
+ * bytes whose digest it records (a rewrite that copies F's mtime back,
+ * as brotli's command does); a mark without the sibling's digest (an
+ * earlier release's) is renewed.  Else the sibling's bytes decide
+ * (SIB_CHECK): it is unmarked (another tool wrote it) or marked for
+ * another version of F (copied, chmod'ed, rewritten).  Only our own siblings are decoded and marked: never, as
  * root, bytes another user could have written. */
 static sib_e sibling_state(const job_t *j, const adf_ident_t *f)
 {
@@ -463,7 +489,8 @@ static sib_e sibling_state(const job_t *j, const adf_ident_t *f)
     }
     if (!read_mark(fd, &m) && m.has_digest && adf_mark_matches(f, &m, 0)
         && sst.st_mtim.tv_sec == f->mtime.sec
-        && sst.st_mtim.tv_nsec == f->mtime.nsec) {
+        && sst.st_mtim.tv_nsec == f->mtime.nsec
+        && digest_is(fd, m.digest)) {
         state = SIB_FRESH;
     }
     else {
