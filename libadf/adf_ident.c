@@ -107,13 +107,15 @@ int adf_mark_format(char *buf, const adf_ident_t *f,
                     hex);
 }
 
-/* "SEC.NSEC" with exactly nine digits after the point. */
+/* "SEC.NSEC" with exactly nine digits after the point; SEC is negative
+ * before 1970, as timespec has it (-0.5 s is "-1.500000000"). */
 static const char *scan_ts(const char *s, adf_ts_t *t)
 {
     apr_uint64_t sec, nsec;
     const char *e;
+    int neg = *s == '-';
 
-    if (!(e = adf_scan_u64(s, &sec)) || *e != '.'
+    if (!(e = adf_scan_u64(s + neg, &sec)) || *e != '.'
         || sec > (apr_uint64_t)APR_INT64_MAX) {
         return NULL;
     }
@@ -121,7 +123,7 @@ static const char *scan_ts(const char *s, adf_ts_t *t)
     if (!(e = adf_scan_u64(s, &nsec)) || e - s != 9) {
         return NULL;
     }
-    t->sec = (apr_int64_t)sec;
+    t->sec = neg ? -(apr_int64_t)sec : (apr_int64_t)sec;
     t->nsec = (long)nsec;
     return e;
 }

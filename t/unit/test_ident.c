@@ -78,6 +78,27 @@ START_TEST(marks)
         ck_assert(again.src.ino == 87 && !adf_mark_matches(&f, &again, 0));
         buf[6] = '7';
     }
+    {
+        /* a file dated before 1970: timespec's negative seconds, the
+         * nanoseconds counted up from them, as stat and APR give them */
+        adf_ident_t old = f;
+        adf_mark_t back;
+        char ob[ADF_MARK_MAX];
+        int on;
+
+        old.mtime = adf_ts_from_usec(-500000);      /* -0.5 s */
+        ck_assert(old.mtime.sec == -1 && old.mtime.nsec == 500000000);
+        on = adf_mark_format(ob, &old, digest);
+        ck_assert(strstr(ob, " mtime=-1.500000000 ") != NULL);
+        ck_assert_int_eq(adf_mark_parse(ob, (apr_size_t)on, &back), 0);
+        ck_assert(adf_mark_matches(&old, &back, 0));
+        old.mtime.sec = -86401;
+        on = adf_mark_format(ob, &old, digest);
+        ck_assert_int_eq(adf_mark_parse(ob, (apr_size_t)on, &back), 0);
+        ck_assert(back.src.mtime.sec == -86401 && adf_mark_matches(&old, &back, 0));
+        ck_assert_int_eq(adf_mark_parse("2 ino=1 size=1 mtime=--1.000000000 "
+                                        "ctime=3.000000000", 51, &back), -1);
+    }
     /* any change to F: a new size, inode, mtime or ctime */
     f.size++;
     ck_assert(!adf_mark_matches(&f, &m, 0));
