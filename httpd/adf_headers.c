@@ -122,19 +122,23 @@ const char *adf_declared_encoding(const request_rec *r,
                                               : h->encoding;
 }
 
-static int suffix_in(request_rec *r, apr_table_t *t, const char *suffix)
+static void suffix_in(request_rec *r, apr_table_t *t, const char *suffix)
 {
     const char *etag = apr_table_get(t, "ETag"), *q;
     apr_size_t len, slen;
     char *out;
 
     if (!etag) {
-        return 0;
+        return;
     }
     len = strlen(etag);
     q = !strncmp(etag, "W/", 2) ? etag + 2 : etag;
     if (*q != '"') {
-        return 1;       /* not a tag: left alone */
+        /* Not a tag (Header set ETag abc): no suffix can be put inside
+         * it, and left as it is it would name the identity response and
+         * this one alike. */
+        apr_table_unset(t, "ETag");
+        return;
     }
     /* the tag without its closing quote (where it has one), the suffix,
      * the quote: by hand, a formatter costs a thousand instructions */
@@ -148,14 +152,14 @@ static int suffix_in(request_rec *r, apr_table_t *t, const char *suffix)
     out[len + slen] = '"';
     out[len + slen + 1] = '\0';
     apr_table_setn(t, "ETag", out);
-    return 1;
 }
 
+/* In both tables: a tag can be in either, and in both (Header always set
+ * ETag adds an err_headers_out line to httpd's own), and each goes out. */
 void adf_etag_append(request_rec *r, const char *suffix)
 {
-    if (!suffix_in(r, r->headers_out, suffix)) {
-        suffix_in(r, r->err_headers_out, suffix);
-    }
+    suffix_in(r, r->headers_out, suffix);
+    suffix_in(r, r->err_headers_out, suffix);
 }
 
 const char *adf_stored_etag_suffix(apr_pool_t *p, adf_coding_e c, int cache,

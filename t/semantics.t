@@ -11,7 +11,7 @@ use Apache::Test;
 use Apache::TestUtil;
 use ADFTest;
 
-plan tests => 103;
+plan tests => 108;
 
 my $root = docroot();
 my $page = slurp("$root/index.html");
@@ -71,6 +71,25 @@ $r = fetch('/cgi/selftag.cgi', 'Accept-Encoding' => 'gzip',
            'If-None-Match' => '"v1-gzip"');
 ok t_cmp($r->code, 304, 'the script sees its own tag and answers 304 (saw: '
          . ($r->header('X-Seen-If-None-Match') // '') . ')');
+
+# ---- ETags set by mod_headers ----------------------------------------------
+# A compressed response never shares a tag with the identity one.
+for my $d (qw(etagnontag etagalways)) {
+    mkdir "$root/$d";
+    spew("$root/$d/page.html", $page);
+}
+$r = fetch('/etagnontag/page.html', 'Accept-Encoding' => 'gzip');
+ok t_cmp($r->header('Content-Encoding'), 'gzip', 'sanity: etagnontag compressed');
+ok t_cmp(join(',', $r->header('ETag')), '',
+         'a tag that is not quoted is dropped from a compressed response');
+ok t_cmp(fetch('/etagnontag/page.html')->header('ETag'), 'abc',
+         'and kept on the identity one');
+$r = fetch('/etagalways/page.html', 'Accept-Encoding' => 'gzip');
+my @tags = $r->header('ETag');
+ok t_cmp(scalar(grep { /^"al-[^"]*gzip"$/ } @tags), 1,
+         'Header always set ETag: that tag is marked (' . join(' | ', @tags) . ')');
+ok t_cmp(scalar(grep { !/-gzip"$/ } @tags), 0,
+         'Header always set ETag: no unmarked tag goes out with gzip');
 
 # ---- HEAD equals GET -----------------------------------------------------
 for my $coding (qw(gzip br identity)) {
