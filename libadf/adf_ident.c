@@ -171,7 +171,7 @@ static int parse(const char *v, apr_size_t len, adf_mark_t *m)
 
 /* The last mark each thread read, and what it said: the same hot
  * file's sibling is asked for request after request, and a compare costs
- * a tenth of the parse (its 50 digits and 64 hex digits). */
+ * some 60 instructions, the parse (50 digits, 64 hex digits) 1,700. */
 static __thread struct {
     apr_size_t len;             /* 0: empty */
     char value[ADF_MARK_MAX];

@@ -81,7 +81,10 @@ int adf_fs_tracks_changes(long f_type);
  * sibling is fresh only while F is still that inode, size, mtime and
  * ctime: nothing done to the sibling since (a chmod, a hard link) can
  * make an old one look fresh, and a new F with an old mtime (normalised
- * build times) cannot pass for the old one. */
+ * build times) cannot pass for the old one.  The tool gives the sibling
+ * F's mtime, and both the module and the tool require it: bytes written
+ * over in place (inode and mark kept) have another.  A rewrite that puts
+ * F's mtime back only the tool sees, by the digest. */
 #define ADF_MARK_XATTR "user.adaptive_deflate"
 #define ADF_MARK_MAX 256
 

@@ -475,8 +475,9 @@ static int digest_is(int fd, const unsigned char *want)
  * as brotli's command does); a mark without the sibling's digest (an
  * earlier release's) is renewed.  Else the sibling's bytes decide
  * (SIB_CHECK): it is unmarked (another tool wrote it) or marked for
- * another version of F (copied, chmod'ed, rewritten).  Only our own siblings are decoded and marked: never, as
- * root, bytes another user could have written. */
+ * another version of F (copied, chmod'ed, rewritten).  Only our own
+ * siblings are decoded and marked: never, as root, bytes another user
+ * could have written. */
 static sib_e sibling_state(const job_t *j, const adf_ident_t *f)
 {
     struct stat sst;
