@@ -183,6 +183,12 @@ int adf_conf_status_ok(const adf_dir_conf_t *dc, int status)
     return 0;
 }
 
+apr_off_t adf_conf_min_length(const adf_dir_conf_t *dc)
+{
+    return dc->min_length != ADF_UNSET ? dc->min_length
+                                       : default_policy.min_length;
+}
+
 void adf_conf_policy(const adf_dir_conf_t *dc, adf_policy_conf_t *pc)
 {
     int i;
@@ -196,9 +202,7 @@ void adf_conf_policy(const adf_dir_conf_t *dc, adf_policy_conf_t *pc)
             pc->level_max[i] = dc->level_max[i];
         }
     }
-    if (dc->min_length != ADF_UNSET) {
-        pc->min_length = dc->min_length;
-    }
+    pc->min_length = adf_conf_min_length(dc);
     if (dc->caps) {
         pc->caps = (const adf_size_cap_t *)dc->caps->elts;
         pc->ncaps = dc->caps->nelts;

@@ -403,6 +403,19 @@ static int prefer_dict(request_rec *r, const adf_dir_conf_t *dc,
     return 1;
 }
 
+/* A decision no rung, order or load can change (the status, the type, a
+ * client that accepts no coding): of the settings only the smallest
+ * length counts (dc NULL: not even that). */
+static void decide_alone(const adf_dir_conf_t *dc, const adf_policy_in_t *in,
+                         adf_decision_t *d)
+{
+    adf_policy_conf_t pc;
+
+    memset(&pc, 0, sizeof(pc));
+    pc.min_length = dc ? adf_conf_min_length(dc) : 0;
+    adf_policy_decide(&pc, in, d);
+}
+
 /* The decision; *slow tells whether the client's path was found slow
  * (1), fast (0) or was not asked (-1); *len is the body's length (-1:
  * unknown, or not looked at); *h the response's header fields.
@@ -415,7 +428,7 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
                                      apr_off_t *len, adf_resp_fields_t *h,
                                      adf_decision_t *d)
 {
-    adf_policy_conf_t pc, plain;
+    adf_policy_conf_t pc;
     adf_policy_in_t in;
     adf_accept_t acc;
     int not_modified = r->status == HTTP_NOT_MODIFIED;
@@ -425,19 +438,21 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
     *len = -1;
     if (!in.status_ok || !in.type_ok) {
         /* decided on these alone: no settings, length or load needed */
-        memset(&pc, 0, sizeof(pc));
-        adf_policy_decide(&pc, &in, d);
+        decide_alone(NULL, &in, d);
+        return NULL;
+    }
+    in.length = *len = body_length(r, bb, h->length);
+    if (adf_accept_none(&acc) && !adf_config_dicts_used()) {
+        /* Identity whatever the load and the rungs: only the length and
+         * the request's own facts can give another reason. */
+        decide_alone(dc, &in, d);
         return NULL;
     }
     adf_conf_policy(dc, &pc);
-    plain = pc;
-    in.length = *len = body_length(r, bb, h->length);
     if (prefer_dict(r, dc, &acc, &pc)) {
         /* a dictionary the client holds: its coding first */
     }
     else if (adf_accept_none(&acc)) {
-        /* Identity whatever the load: only the length and the request's
-         * own facts can give another reason. */
         adf_policy_decide(&pc, &in, d);
         return NULL;
     }
@@ -472,8 +487,10 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
     }
     if (adf_coding(d->coding) && adf_coding(d->coding)->needs_dict) {
         /* what would have gone out without it: what it saves */
+        adf_policy_conf_t plain;
         adf_decision_t alt;
 
+        adf_conf_policy(dc, &plain);
         adf_policy_decide(&plain, &in, &alt);
         adf_req(r)->dict_alt = alt.coding;
         adf_req(r)->dict_alt_level = alt.level;

@@ -240,10 +240,13 @@ int adf_accept_none(const adf_accept_t *acc)
     int c;
 
     for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
-        const adf_coding_t *d = adf_coding((adf_coding_e)c);
+        const adf_coding_t *d;
 
-        /* a coding that needs a dictionary is decided by one */
-        if (!(d && d->needs_dict) && effective_q(acc, (adf_coding_e)c) > 0) {
+        /* a coding that needs a dictionary is decided by one (the
+         * descriptor asked only of a coding accepted: most clients that
+         * come here name none) */
+        if (effective_q(acc, (adf_coding_e)c) > 0
+            && !((d = adf_coding((adf_coding_e)c)) && d->needs_dict)) {
             return 0;
         }
     }

@@ -57,7 +57,7 @@ for my $c ([ 'br', 'AdaptiveDeflateBrotliQualities' ],
     }
 }
 
-plan tests => 26 + @good + 3 * @bad + 3 * 2 + 1;
+plan tests => 33 + @good + 3 * @bad + 3 * 2 + 1;
 
 idle();
 
@@ -84,6 +84,13 @@ $r = fetch('/mid.html', 'Accept-Encoding' => 'gzip');
 ok t_cmp($r->header('Content-Encoding'), 'gzip',
          'a directory without MinLength inherits the server\'s 100');
 ok t_cmp(decode_body($r), 'm' x 150);
+# A client that accepts no coding is told why by the same MinLength: 150
+# bytes are long enough here (the default 256 would say min-length).
+($r, $n) = fetch_noted('/mid.html', undef);
+uncoded($r, $n, 200, 'not-accepted', 'no Accept-Encoding, MinLength 100');
+ok t_cmp($r->header('Vary'), 'Accept-Encoding', 'no Accept-Encoding: Vary');
+($r, $n) = fetch_noted('/tiny.html', undef);
+uncoded($r, $n, 200, 'min-length', 'no Accept-Encoding, below MinLength');
 $r = fetch('/sub/deeper/page.html', 'Accept-Encoding' => 'gzip');
 ok t_cmp(gzip_xfl($r->content), 2, 'sub/deeper keeps the server levels');
 

@@ -73,10 +73,13 @@ const adf_coding_t *adf_coding_by_ext(const char *path, apr_size_t len)
     if (dot - 1 <= path || dot[-1] != '.') {
         return NULL;    /* no extension, or nothing before it */
     }
+    /* The registry read in place: a call per coding cost more than the
+     * rest of a name that is no sibling's. */
     for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
-        const adf_coding_t *d = adf_coding((adf_coding_e)c);
+        const adf_coding_t *d = registry[c];
 
-        if (d && d->ext && d->ext[1] == *dot && !strcmp(d->ext, dot - 1)) {
+        if (d && d->codec && d->ext && d->ext[1] == *dot
+            && !strcmp(d->ext, dot - 1)) {
             return d;
         }
     }
