@@ -109,6 +109,7 @@ static void adf_register_hooks(apr_pool_t *p)
     ap_hook_handler(adf_dict_handler, NULL, NULL, APR_HOOK_MIDDLE);
     APR_OPTIONAL_HOOK(ap, status_hook, adf_status_hook, NULL, NULL,
                       APR_HOOK_MIDDLE);
+    adf_coding_init();
     adf_filter_register();
     adf_static_register();
 }

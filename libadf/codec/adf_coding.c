@@ -57,16 +57,44 @@ const adf_coding_t *adf_coding_by_token(const char *token, apr_size_t len)
     return NULL;
 }
 
-/* Asked of every file httpd serves: the name's last dot, found once,
- * rules out most names before any extension is compared (every
- * extension is a dot and a few letters). */
+/* Asked of every file httpd serves: the name's last byte rules out most
+ * names (a bit per byte value, mod 64, for the last byte of each built
+ * coding's extension), then its last dot, found once, before any
+ * extension is compared (every extension is a dot and a few letters). */
 #define ADF_MAX_EXT 8
+#define EXT_BIT(ch) ((apr_uint64_t)1 << ((unsigned char)(ch) & 63))
+
+static apr_uint64_t ext_ends;
+
+static apr_uint64_t ends_of_exts(void)
+{
+    apr_uint64_t m = 0;
+    int c;
+
+    for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
+        const adf_coding_t *d = adf_coding((adf_coding_e)c);
+
+        if (d && d->ext && *d->ext) {
+            m |= EXT_BIT(d->ext[strlen(d->ext) - 1]);
+        }
+    }
+    return m;
+}
+
+void adf_coding_init(void)
+{
+    ext_ends = ends_of_exts();
+}
 
 const adf_coding_t *adf_coding_by_ext(const char *path, apr_size_t len)
 {
     const char *dot = path + len;
     int c;
 
+    if (!len || !((ext_ends ? ext_ends : ends_of_exts())
+                  & EXT_BIT(path[len - 1]))) {
+        return NULL;
+    }
     while (dot > path && path + len - dot < ADF_MAX_EXT && dot[-1] != '.') {
         dot--;
     }

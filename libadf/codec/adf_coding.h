@@ -70,6 +70,10 @@ const adf_coding_t *adf_coding_by_token(const char *token, apr_size_t len);
 /* The coding whose sibling extension ends path (len bytes), or NULL. */
 const adf_coding_t *adf_coding_by_ext(const char *path, apr_size_t len);
 
+/* Once, before threads (the module's hooks): what adf_coding_by_ext
+ * rules names out by.  Without it the same answers, a little slower. */
+void adf_coding_init(void);
+
 /* Content-Encoding token of a coding; NULL for identity. */
 const char *adf_coding_name(adf_coding_e c);
 

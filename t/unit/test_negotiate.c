@@ -201,23 +201,10 @@ START_TEST(malformed)
 }
 END_TEST
 
-START_TEST(names)
+/* Sibling names: a dot and the extension of a built coding, after
+ * something. */
+static void check_by_ext(void)
 {
-    ck_assert_str_eq(adf_coding_name(ADF_GZIP), "gzip");
-    ck_assert_ptr_null(adf_coding_name(ADF_IDENTITY));
-    ck_assert_int_eq(adf_coding_by_token("GZIP", 4)->id, ADF_GZIP);
-    ck_assert_int_eq(adf_coding_by_token("x-gzip", 6)->id, ADF_GZIP);
-#ifdef ADF_HAVE_BROTLI
-    ck_assert_str_eq(adf_coding_name(ADF_BR), "br");
-    ck_assert_int_eq(adf_coding_by_token("br", 2)->id, ADF_BR);
-#else
-    ck_assert_ptr_null(adf_coding(ADF_BR));
-    ck_assert_ptr_null(adf_coding_name(ADF_BR));
-    ck_assert_ptr_null(adf_coding_by_token("br", 2));
-    ck_assert_ptr_null(adf_coding_by_ext("/a/b.html.br", 12));
-#endif
-    ck_assert_ptr_null(adf_coding_by_token("deflate", 7));
-    ck_assert_ptr_null(adf_coding_by_token("gzi", 3));
     ck_assert_int_eq(adf_coding_by_ext("/a/b.html.gz", 12)->id, ADF_GZIP);
     ck_assert_ptr_null(adf_coding_by_ext(".gz", 3));
     ck_assert_ptr_null(adf_coding_by_ext("/a/b.html", 9));
@@ -233,7 +220,38 @@ START_TEST(names)
 #endif
 #ifdef ADF_HAVE_BROTLI
     ck_assert_int_eq(adf_coding_by_ext("/a/b.js.br", 10)->id, ADF_BR);
+#else
+    ck_assert_ptr_null(adf_coding_by_ext("/a/b.html.br", 12));
 #endif
+    ck_assert_ptr_null(adf_coding_by_ext("/a/b.html.r", 11));
+}
+
+/* The same answers before adf_coding_init (the tool, these tests)
+ * and after it (the module). */
+START_TEST(sibling_extensions)
+{
+    check_by_ext();
+    adf_coding_init();
+    check_by_ext();
+}
+END_TEST
+
+START_TEST(names)
+{
+    ck_assert_str_eq(adf_coding_name(ADF_GZIP), "gzip");
+    ck_assert_ptr_null(adf_coding_name(ADF_IDENTITY));
+    ck_assert_int_eq(adf_coding_by_token("GZIP", 4)->id, ADF_GZIP);
+    ck_assert_int_eq(adf_coding_by_token("x-gzip", 6)->id, ADF_GZIP);
+#ifdef ADF_HAVE_BROTLI
+    ck_assert_str_eq(adf_coding_name(ADF_BR), "br");
+    ck_assert_int_eq(adf_coding_by_token("br", 2)->id, ADF_BR);
+#else
+    ck_assert_ptr_null(adf_coding(ADF_BR));
+    ck_assert_ptr_null(adf_coding_name(ADF_BR));
+    ck_assert_ptr_null(adf_coding_by_token("br", 2));
+#endif
+    ck_assert_ptr_null(adf_coding_by_token("deflate", 7));
+    ck_assert_ptr_null(adf_coding_by_token("gzi", 3));
     ck_assert(adf_list_has("public, no-transform", "no-transform"));
     ck_assert(adf_list_has("User-Agent,accept-encoding", "Accept-Encoding"));
     ck_assert(!adf_list_has("no", "no-transform"));
@@ -254,5 +272,6 @@ int main(void)
     adf_test(s, remembered);
     adf_test(s, malformed);
     adf_test(s, names);
+    adf_test(s, sibling_extensions);
     return adf_test_run(s);
 }
