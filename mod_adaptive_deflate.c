@@ -37,7 +37,13 @@ static apr_status_t drain_codecs(void *data)
 {
     adf_codec_pool_stats_t st;
 
-    adf_codec_pool_stats(&st);
+    if (!adf_codec_pool_exit(&st)) {
+        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, (server_rec *)data,
+                     "coder states at exit: left as they are (their lock "
+                     "is held: by another thread, or by what this exit "
+                     "interrupted)");
+        return APR_SUCCESS;
+    }
     ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, (server_rec *)data,
                  "coder states at exit: %" APR_UINT64_T_FMT " made, %"
                  APR_UINT64_T_FMT " reused, %" APR_UINT64_T_FMT " dropped; "
@@ -48,7 +54,6 @@ static apr_status_t drain_codecs(void *data)
                  st.blocks_mapped, st.blocks_reused, st.blocks_unmapped,
                  st.idle_states, st.idle_state_bytes, st.idle_blocks,
                  st.idle_block_bytes);
-    adf_codec_pool_drain();
     return APR_SUCCESS;
 }
 

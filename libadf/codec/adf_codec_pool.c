@@ -35,19 +35,30 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+/* The pid that is forking while before_fork holds the lock for it (0:
+ * none).  A process just forked can run code before its atfork handler
+ * does: a signal handler (prefork's SIGTERM runs the child pool's
+ * cleanups: the streams of an SSI page's exec, the exit's drain) found
+ * the lock held by a thread it does not have, and waited forever (seen:
+ * processes of mod_cgi's forks, holding the listener after a stop). */
+static volatile pid_t forking;
+
 static void before_fork(void)
 {
     pthread_mutex_lock(&lock);
+    forking = getpid();
 }
 
 static void after_fork(void)
 {
+    forking = 0;
     pthread_mutex_unlock(&lock);
 }
 
 static void after_fork_child(void)
 {
     /* the only thread now: whoever held it in the parent is not here */
+    forking = 0;
     pthread_mutex_init(&lock, NULL);
 }
 
@@ -56,10 +67,27 @@ static void init_once(void)
     pthread_atfork(before_fork, after_fork, after_fork_child);
 }
 
-static void lock_pool(void)
+/* Take the lock; wait: whether to wait for a hold of this process's own
+ * (another thread's, or the code a signal handler interrupted).  Returns
+ * whether it was taken. */
+static int take_lock(int wait)
 {
     pthread_once(&once, init_once);
-    pthread_mutex_lock(&lock);
+    if (!pthread_mutex_trylock(&lock)) {
+        return 1;
+    }
+    if (forking && forking != getpid()) {
+        /* forked, the atfork handler not run yet: held in the parent */
+        forking = 0;
+        pthread_mutex_init(&lock, NULL);
+        return !pthread_mutex_lock(&lock);
+    }
+    return wait && !pthread_mutex_lock(&lock);
+}
+
+static void lock_pool(void)
+{
+    take_lock(1);
 }
 
 /* ---- idle coder states ---------------------------------------------- */
@@ -298,6 +326,17 @@ void adf_codec_pool_stats(adf_codec_pool_stats_t *st)
     st->idle_block_bytes = idle_bytes;
     st->mapped_bytes = mapped_bytes;
     pthread_mutex_unlock(&lock);
+}
+
+int adf_codec_pool_exit(adf_codec_pool_stats_t *st)
+{
+    if (!take_lock(0)) {
+        return 0;
+    }
+    pthread_mutex_unlock(&lock);
+    adf_codec_pool_stats(st);
+    adf_codec_pool_drain();
+    return 1;
 }
 
 void adf_codec_pool_trim(apr_interval_time_t idle)

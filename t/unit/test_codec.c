@@ -1038,6 +1038,50 @@ static void *churn_blocks(void *data)
     return NULL;
 }
 
+/* A process just forked, before the pool's atfork handler has run, where
+ * a signal handler can run first (prefork's SIGTERM runs the child pool's
+ * cleanups: streams closed, the exit's drain): the lock the parent held
+ * for the fork is not waited for.  The probe's handler is registered
+ * before the pool's, so it runs first in the child (in a runner that does
+ * not fork per test the pool's may already be there: then it runs after
+ * it, and proves less). */
+static volatile int probe_early, early_ok;
+
+static void early_child(void)
+{
+    adf_codec_pool_stats_t st;
+
+    if (probe_early) {
+        alarm(10);      /* a hold never released: killed, reported */
+        adf_codec_pool_stats(&st);
+        early_ok = adf_codec_pool_exit(&st);
+        alarm(0);
+    }
+}
+
+START_TEST(pool_usable_before_atfork)
+{
+    adf_codec_pool_stats_t st;
+    int status;
+    pid_t pid;
+
+    ck_assert_int_eq(pthread_atfork(NULL, NULL, early_child), 0);
+    adf_codec_pool_stats(&st);      /* the pool's handlers: after ours */
+    probe_early = 1;
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        _exit(early_ok ? 0 : 1);
+    }
+    probe_early = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "child: status %d", status);
+    /* here the lock is free: the exit drains */
+    ck_assert_int_eq(adf_codec_pool_exit(&st), 1);
+}
+END_TEST
+
 /* Under ASan the streams' threads stay out: its allocator (GCC 12's) is
  * not fork-safe, and a child forked while another thread was in malloc
  * hung in it (seen: 3 runs of 5).  The blocks' thread takes the pool's
@@ -1363,5 +1407,6 @@ int main(void)
     slow_test(pool_caps_what_is_too_large);
     slow_test(pool_shared_by_threads);
     slow_test(pool_survives_fork);
+    adf_test(s, pool_usable_before_atfork);
     return adf_test_run(s);
 }
