@@ -43,12 +43,13 @@ sub cache_files {
     return @f;
 }
 
-# Until the worker has nothing queued and nothing in hand.
+# Until the worker has nothing queued and nothing in hand (asked once a
+# second: ADFTest::wait_hit says why).
 sub settle {
     wait_for(sub {
         my $c = status_json()->{cache};
         !$c->{queue} && !$c->{working};
-    }, 60);
+    }, 60, 1);
 }
 
 sub mkpage {
@@ -557,7 +558,7 @@ unless ($one) {
             $hits++ if $n->{cache} eq 'hit';
         }
         $hits == 3;
-    }, 90);
+    }, 90, 1);
     ok t_cmp($bad, 0, 'every answer since decodes to the file');
     ok t_cmp($hits, 3, 'and all three codings came from the cache');
     ok t_cmp((grep { /\.tmp\.$pid$/ } cache_files()) ? 1 : 0, 0,
@@ -654,7 +655,7 @@ if (!$one && needs_root(5, 'a full disk (a tmpfs mounted over the cache)')) {
             ($r, $n) = fetch_noted('/cache/full.html', 'br');
             $errors++ if $r->code != 200 || (decode_body($r) // '') ne $full;
             log_count(qr/ADF00022/) > $failed;
-        }, 45);
+        }, 45, 1);
         ok t_cmp($errors, 0, 'full disk: no error to any client');
         ok t_cmp(log_count(qr/ADF00022/) - $failed, 1, 'one line');
         ok t_cmp(error_log(), qr{ADF00022: AdaptiveDeflateCache \Q$cdir\E: cannot leave room on its filesystem for another file \(No space left on device\)},

@@ -278,20 +278,21 @@ sub restart {
 }
 
 # Ask for $path with Accept-Encoding $ae until AdaptiveDeflateCache
-# answers (each miss queues the file again), at most $secs (60) seconds:
-# the last response and its notes.  Under prefork the worker can be away
-# for tens of seconds (ASan: 29 s seen) while its singleton passes to
-# another child; a wait that fails says where the worker is.
+# answers (each miss queues the file again), at most $secs (150) seconds:
+# the last response and its notes; a wait that fails says where the
+# worker is.  Once a second, not ten times: each ask is a connection, and
+# under prefork (MaxConnectionsPerChild 40) asks that fast ended children
+# every few seconds, while mod_watchdog runs a singleton it passed to
+# another child only after 10 s there: the worker was away 94 s to over
+# 150 s (CI, stops 33-35; the cause measured at stop 36, in
+# docs/reliability.md).
 sub wait_hit {
     my ($path, $ae, $secs) = @_;
     my ($r, $n);
-    # 150 s: under prefork the worker's child may exit and the next take
-    # over 94-101 s later (mod_watchdog's singleton, CI's prefork runs of
-    # stops 33 and 34); a hit returns at once
     wait_for(sub {
         ($r, $n) = fetch_noted($path, $ae);
         ($n->{cache} // '') eq 'hit';
-    }, $secs || 150)
+    }, $secs || 150, 1)
         or print "# no hit for $path ($ae): ",
                  (eval { worker_state() } // "($@)"), "\n";
     return ($r, $n);
@@ -385,13 +386,14 @@ sub make_sibling {
     return $s;
 }
 
-# Poll $cond (a sub) until it is true or $secs pass.
+# Poll $cond (a sub) every $every seconds (0.1) until it is true or $secs
+# pass.
 sub wait_for {
-    my ($cond, $secs) = @_;
+    my ($cond, $secs, $every) = @_;
     my $end = time + ($secs || 10);
     while (time < $end) {
         return 1 if $cond->();
-        sleep 0.1;
+        sleep($every || 0.1);
     }
     return $cond->() ? 1 : 0;
 }
