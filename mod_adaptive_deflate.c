@@ -8,6 +8,7 @@
 #include "adf_counters.h"
 #include "adf_dict.h"
 #include "adf_filter.h"
+#include "adf_fork.h"
 #include "adf_headers.h"
 #include "adf_sampling.h"
 #include "adf_static.h"
@@ -61,6 +62,7 @@ static void adf_child_init(apr_pool_t *pchild, server_rec *s)
 {
     apr_pool_cleanup_register(pchild, s, drain_codecs,
                               apr_pool_cleanup_null);
+    adf_fork_child_init(pchild, s);
     adf_static_child_init(pchild, s);
     adf_cache_child_init(pchild, s);
 }

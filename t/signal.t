@@ -18,7 +18,7 @@ use LWP::UserAgent ();
 use Time::HiRes qw(sleep time);
 use ADFTest;
 
-plan tests => 35;
+plan tests => 36;
 
 my $page = slurp(docroot() . '/index.html');
 
@@ -120,6 +120,28 @@ ok t_cmp(($new_pid != $pid && $new_pid > 0) ? 1 : 0, 1, "another child samples (
 # for good; its lease keeps no count.
 my $codes = refused_cgi_posts(30);
 ok t_cmp($codes, '413: 30', 'chunked bodies over LimitRequestBody: 413');
+# That exit, run inside fork() where the child has threads (mod_watchdog's),
+# waited forever on glibc's atfork lock: each such process held its child
+# until mod_cgi's SIGKILL 3 s later (docs/reliability.md).  A process a
+# child forked that is still httpd (never exec'd the script) a second
+# later is one of them.
+sub unexeced_forks {
+    my $main = slurp(serverroot() . '/logs/httpd.pid') + 0;
+    my $exe = readlink("/proc/$main/exe") // '?';
+    my %ppid;
+    for my $stat (glob '/proc/[0-9]*/stat') {
+        my $s = eval { slurp($stat) } // next;
+        my ($pid, $ppid) = $s =~ /^(\d+) \(.*\) \S (\d+)/ or next;
+        $ppid{$pid} = $ppid;
+    }
+    return grep { $ppid{$_} != $main && ($ppid{$ppid{$_}} // 0) == $main
+                  && (readlink("/proc/$_/exe") // '') eq $exe } keys %ppid;
+}
+my %forked = map { $_ => 1 } unexeced_forks();
+sleep 1;
+my @stuck = grep { $forked{$_} } unexeced_forks();
+ok t_cmp(scalar(@stuck), 0,
+         "no process forked for those CGIs hangs (@stuck)");
 my $samples = load_now()->{samples};
 ($max_age, $last) = oldest_age(10);
 ok t_cmp(($max_age <= 2 * $iv) ? 1 : 0, 1,

@@ -123,10 +123,10 @@ void adf_codec_pool_trim(apr_interval_time_t idle);
 #define adf_codec_pool_drain() adf_codec_pool_trim(0)
 
 /* At a process's end: the stats (*st), then everything drained, unless
- * the lock is held in this process (by another thread, or by the code a
- * signal handler that ends the process interrupted: prefork's SIGTERM
- * runs the child pool's cleanups there), where waiting could be forever;
- * then nothing is done and 0 returned. */
+ * the lock is held (by another thread, or by the code a signal handler
+ * that ends the process interrupted: prefork's SIGTERM runs the child
+ * pool's cleanups there), where waiting could be forever; then nothing is
+ * done and 0 returned. */
 int adf_codec_pool_exit(adf_codec_pool_stats_t *st);
 
 #endif /* ADF_CODEC_H */

@@ -35,59 +35,34 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* The pid that is forking while before_fork holds the lock for it (0:
- * none).  A process just forked can run code before its atfork handler
- * does: a signal handler (prefork's SIGTERM runs the child pool's
- * cleanups: the streams of an SSI page's exec, the exit's drain) found
- * the lock held by a thread it does not have, and waited forever (seen:
- * processes of mod_cgi's forks, holding the listener after a stop). */
-static volatile pid_t forking;
+static int used;                    /* init_once ran: something to drain */
 
 static void before_fork(void)
 {
     pthread_mutex_lock(&lock);
-    forking = getpid();
 }
 
 static void after_fork(void)
 {
-    forking = 0;
     pthread_mutex_unlock(&lock);
 }
 
 static void after_fork_child(void)
 {
     /* the only thread now: whoever held it in the parent is not here */
-    forking = 0;
     pthread_mutex_init(&lock, NULL);
 }
 
 static void init_once(void)
 {
     pthread_atfork(before_fork, after_fork, after_fork_child);
-}
-
-/* Take the lock; wait: whether to wait for a hold of this process's own
- * (another thread's, or the code a signal handler interrupted).  Returns
- * whether it was taken. */
-static int take_lock(int wait)
-{
-    pthread_once(&once, init_once);
-    if (!pthread_mutex_trylock(&lock)) {
-        return 1;
-    }
-    if (forking && forking != getpid()) {
-        /* forked, the atfork handler not run yet: held in the parent */
-        forking = 0;
-        pthread_mutex_init(&lock, NULL);
-        return !pthread_mutex_lock(&lock);
-    }
-    return wait && !pthread_mutex_lock(&lock);
+    used = 1;
 }
 
 static void lock_pool(void)
 {
-    take_lock(1);
+    pthread_once(&once, init_once);
+    pthread_mutex_lock(&lock);
 }
 
 /* ---- idle coder states ---------------------------------------------- */
@@ -330,7 +305,14 @@ void adf_codec_pool_stats(adf_codec_pool_stats_t *st)
 
 int adf_codec_pool_exit(adf_codec_pool_stats_t *st)
 {
-    if (!take_lock(0)) {
+    if (!used) {
+        /* Never used: nothing to drain, and no pthread_once, which would
+         * register the atfork handlers (under glibc's atfork lock) from an
+         * exit. */
+        memset(st, 0, sizeof(*st));
+        return 1;
+    }
+    if (pthread_mutex_trylock(&lock)) {
         return 0;
     }
     pthread_mutex_unlock(&lock);

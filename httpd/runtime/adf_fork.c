@@ -1,0 +1,85 @@
+/* SIGTERM and SIGHUP held back across a prefork child's forks.
+ *
+ * prefork's children exit from inside their SIGTERM and SIGHUP handler:
+ * the child pool's cleanups, then exit().  A process a child forks keeps
+ * that handler until it execs, and mod_cgi signals its script the moment
+ * a request body fails, often while fork() has not yet returned there.
+ * mod_watchdog's threads (this module's sampler and cache worker) make the
+ * child multi-threaded, so glibc holds its atfork lock across the fork
+ * until the new process's atfork handlers have run; an exit() meanwhile
+ * unregisters each library's atfork handlers under that lock and waits
+ * forever.  Measured (stop 36): prefork, chunked POSTs over
+ * LimitRequestBody to a CGI from 2 clients, about 70 such processes in
+ * 25 s, each holding its child until mod_cgi's SIGKILL 3 s later (or for
+ * good when the child went first); none without the module.
+ *
+ * So the signals are blocked before the fork and given back after it; in
+ * the new process one that came meanwhile is handed to the default
+ * action (the process ends by it, as the exec'd script would), not to the
+ * child's handler. */
+#include "adf_fork.h"
+
+#include <ap_mpm.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+
+/* the forking thread's mask before the fork */
+static __thread sigset_t before;
+
+static void held(sigset_t *s)
+{
+    sigemptyset(s);
+    sigaddset(s, SIGTERM);
+    sigaddset(s, SIGHUP);
+}
+
+static void prepare(void)
+{
+    sigset_t s;
+
+    held(&s);
+    pthread_sigmask(SIG_BLOCK, &s, &before);
+}
+
+static void parent(void)
+{
+    pthread_sigmask(SIG_SETMASK, &before, NULL);
+}
+
+static void child(void)
+{
+    static const int sigs[] = { SIGTERM, SIGHUP };
+    sigset_t pending;
+    int i;
+
+    if (sigpending(&pending) == 0) {
+        for (i = 0; i < 2; i++) {
+            struct sigaction sa;
+
+            if (sigismember(&pending, sigs[i])
+                && !sigismember(&before, sigs[i])
+                && sigaction(sigs[i], NULL, &sa) == 0
+                && sa.sa_handler != SIG_IGN) {
+                /* the handler would exit here, under glibc's lock */
+                memset(&sa, 0, sizeof(sa));
+                sa.sa_handler = SIG_DFL;
+                sigaction(sigs[i], &sa, NULL);
+            }
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &before, NULL);
+}
+
+void adf_fork_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    int threaded = 0;
+
+    /* Threaded MPMs take signals in one thread, by sigwait: no handler
+     * runs in a forked process. */
+    if (ap_mpm_query(AP_MPMQ_IS_THREADED, &threaded) == APR_SUCCESS
+        && threaded == AP_MPMQ_NOT_SUPPORTED) {
+        pthread_atfork(prepare, parent, child);    /* fails for ENOMEM only */
+    }
+}
