@@ -62,6 +62,9 @@ static void adf_child_init(apr_pool_t *pchild, server_rec *s)
 {
     apr_pool_cleanup_register(pchild, s, drain_codecs,
                               apr_pool_cleanup_null);
+    /* The pool's fork handlers first, so that the signals held back
+     * across a fork are held while the pool's lock is (adf_fork.c). */
+    adf_codec_pool_init();
     adf_fork_child_init(pchild, s);
     adf_static_child_init(pchild, s);
     adf_cache_child_init(pchild, s);

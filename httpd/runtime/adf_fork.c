@@ -5,18 +5,21 @@
  * that handler until it execs, and mod_cgi signals its script the moment
  * a request body fails, often while fork() has not yet returned there.
  * mod_watchdog's threads (this module's sampler and cache worker) make the
- * child multi-threaded, so glibc holds its atfork lock across the fork
- * until the new process's atfork handlers have run; an exit() meanwhile
- * unregisters each library's atfork handlers under that lock and waits
- * forever.  Measured (stop 36): prefork, chunked POSTs over
- * LimitRequestBody to a CGI from 2 clients, about 70 such processes in
- * 25 s, each holding its child until mod_cgi's SIGKILL 3 s later (or for
- * good when the child went first); none without the module.
+ * child multi-threaded, so glibc takes its atfork lock around the fork;
+ * an exit() run inside that (its __cxa_finalize unregisters each
+ * library's atfork handlers under the same lock) waited forever, in the
+ * new process and, signalled as it forked, in the child itself; and the
+ * child pool's cleanups waited on the coder pool's lock, held for the
+ * fork.  Measured (stop 36): prefork, chunked POSTs over LimitRequestBody
+ * to a CGI from 2 clients, about 70 such processes in 25 s, each holding
+ * its child until mod_cgi's SIGKILL 3 s later (or for good when the child
+ * went first); none without the module.
  *
- * So the signals are blocked before the fork and given back after it; in
- * the new process one that came meanwhile is handed to the default
- * action (the process ends by it, as the exec'd script would), not to the
- * child's handler. */
+ * So the signals are blocked before the fork and given back after it, in
+ * the parent once its other handlers have run (the coder pool registers
+ * its handlers first: adf_codec_pool_init), and in the new process one
+ * that came meanwhile is handed to the default action (the process ends
+ * by it, as the exec'd script would), not to the child's handler. */
 #include "adf_fork.h"
 
 #include <ap_mpm.h>

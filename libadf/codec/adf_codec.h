@@ -113,6 +113,12 @@ typedef struct {
 
 void adf_codec_pool_stats(adf_codec_pool_stats_t *st);
 
+/* The pool's fork handlers registered now (else at its first use).
+ * glibc runs prepare handlers newest first and the others oldest first:
+ * fork handlers registered after this one run outside the pool's lock,
+ * wrapped around it. */
+void adf_codec_pool_init(void);
+
 /* Free the idle states and blocks unused for longer than idle (a
  * periodic call gives an idle process's coder memory back); 0: all of
  * them (a process's exit, tests). */

@@ -59,6 +59,11 @@ static void init_once(void)
     used = 1;
 }
 
+void adf_codec_pool_init(void)
+{
+    pthread_once(&once, init_once);
+}
+
 static void lock_pool(void)
 {
     pthread_once(&once, init_once);
