@@ -431,7 +431,7 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
     adf_policy_conf_t pc;
     adf_policy_in_t in;
     adf_accept_t acc;
-    int not_modified = r->status == HTTP_NOT_MODIFIED;
+    int not_modified = r->status == HTTP_NOT_MODIFIED, none;
 
     adf_request_facts(r, dc, &acc, &in, h);
     *slow = -1;
@@ -442,7 +442,8 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
         return NULL;
     }
     in.length = *len = body_length(r, bb, h->length);
-    if (adf_accept_none(&acc) && !adf_config_dicts_used()) {
+    none = adf_accept_none(&acc);
+    if (none && !adf_config_dicts_used()) {
         /* Identity whatever the load and the rungs: only the length and
          * the request's own facts can give another reason. */
         decide_alone(dc, &in, d);
@@ -452,7 +453,7 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
     if (prefer_dict(r, dc, &acc, &pc)) {
         /* a dictionary the client holds: its coding first */
     }
-    else if (adf_accept_none(&acc)) {
+    else if (none) {
         adf_policy_decide(&pc, &in, d);
         return NULL;
     }

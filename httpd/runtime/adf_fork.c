@@ -28,21 +28,22 @@
 #include <signal.h>
 #include <string.h>
 
+/* the signals prefork's children exit on */
+static const int held[] = { SIGTERM, SIGHUP };
+#define NHELD (sizeof(held) / sizeof(held[0]))
+
 /* the forking thread's mask before the fork */
 static __thread sigset_t before;
-
-static void held(sigset_t *s)
-{
-    sigemptyset(s);
-    sigaddset(s, SIGTERM);
-    sigaddset(s, SIGHUP);
-}
 
 static void prepare(void)
 {
     sigset_t s;
+    apr_size_t i;
 
-    held(&s);
+    sigemptyset(&s);
+    for (i = 0; i < NHELD; i++) {
+        sigaddset(&s, held[i]);
+    }
     pthread_sigmask(SIG_BLOCK, &s, &before);
 }
 
@@ -53,22 +54,21 @@ static void parent(void)
 
 static void child(void)
 {
-    static const int sigs[] = { SIGTERM, SIGHUP };
     sigset_t pending;
-    int i;
+    apr_size_t i;
 
     if (sigpending(&pending) == 0) {
-        for (i = 0; i < 2; i++) {
+        for (i = 0; i < NHELD; i++) {
             struct sigaction sa;
 
-            if (sigismember(&pending, sigs[i])
-                && !sigismember(&before, sigs[i])
-                && sigaction(sigs[i], NULL, &sa) == 0
+            if (sigismember(&pending, held[i])
+                && !sigismember(&before, held[i])
+                && sigaction(held[i], NULL, &sa) == 0
                 && sa.sa_handler != SIG_IGN) {
                 /* the handler would exit here, under glibc's lock */
                 memset(&sa, 0, sizeof(sa));
                 sa.sa_handler = SIG_DFL;
-                sigaction(sigs[i], &sa, NULL);
+                sigaction(held[i], &sa, NULL);
             }
         }
     }

@@ -35,8 +35,6 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-static int used;                    /* init_once ran: something to drain */
-
 static void before_fork(void)
 {
     pthread_mutex_lock(&lock);
@@ -56,7 +54,6 @@ static void after_fork_child(void)
 static void init_once(void)
 {
     pthread_atfork(before_fork, after_fork, after_fork_child);
-    used = 1;
 }
 
 void adf_codec_pool_init(void)
@@ -310,13 +307,6 @@ void adf_codec_pool_stats(adf_codec_pool_stats_t *st)
 
 int adf_codec_pool_exit(adf_codec_pool_stats_t *st)
 {
-    if (!used) {
-        /* Never used: nothing to drain, and no pthread_once, which would
-         * register the atfork handlers (under glibc's atfork lock) from an
-         * exit. */
-        memset(st, 0, sizeof(*st));
-        return 1;
-    }
     if (pthread_mutex_trylock(&lock)) {
         return 0;
     }
