@@ -359,7 +359,10 @@ t "unwritable directory: nothing written" '[ "$(ls -A "$ro")" = page.html ]'
 # world-writable one of root's whose root-owned subdirectory is swapped.
 # The tool that went by paths after its walk (274dea0) was caught in
 # about half of such runs (it wrote its temporaries, and renamed siblings
-# chowned to nobody, into the target).
+# chowned to nobody, into the target).  And the swaps must not stop the
+# tool for good: it writes the siblings in some runs.  How many depends
+# on its speed against the attacker's loop: 26-31 of 40 runs here, 9-25
+# under ASan (about three times slower): one run in eight is asked.
 race_runs=40
 race() {        # TREE-DESCRIPTION TREE: the runs, then their TAP lines
     rt=$2
@@ -387,7 +390,7 @@ race() {        # TREE-DESCRIPTION TREE: the runs, then their TAP lines
     t "$1: the attacker swapped in every run" '[ $rc -ne 99 ] && [ $swaps -ge $((race_runs * 10)) ]'
     t "$1: nothing created, written or chowned in the target in $race_runs runs" '[ $caught = 0 ] && [ -z "$(ls -A "$d/target")" ]'
     t "$1: every run exits 0 without a message" '[ $noisy = 0 ]'
-    t "$1: the siblings written in the swapped directory" '[ $done -ge $((race_runs / 4)) ]'
+    t "$1: the siblings written in the swapped directory" '[ $done -ge $((race_runs / 8)) ]'
 }
 race=${builddir:-.}/t/unit/swap-race
 if [ "$(id -u)" = 0 ]; then
