@@ -262,7 +262,8 @@ Off), vary ("off" with mod_headers adding Vary: Accept-Encoding: the header
 this module adds, without the module),
 adfgoal (this module over its goal, under the limit: a load file reading
 70 against a target of 10 %, so that nearly every response is decided on
-the frontier and left out, "load"), nginx-N (nginx gzip level N),
+the frontier and left out, "load"), adflimit (a load file reading 100:
+every response decided over the CPU limit, "cpu-limit"), nginx-N (nginx gzip level N),
 siblings, rewrite, nginx-static, plain;
 any of them NAME@LABEL: with the module build in $ADF_MODULE_LABEL"""
 
@@ -311,6 +312,12 @@ def make_setup(name, work, status=False):
             f.write("70\n")
         return Setup(name, "httpd", "AdaptiveDeflate On\nAdaptiveDeflateCPUTarget 10\n"
                      "AdaptiveDeflateLoadSource file:%s\n" % goal_load + st, adf=True)
+    if name == "adflimit":
+        full_load = os.path.join(work, "full-load")
+        with open(full_load, "w") as f:
+            f.write("100\n")
+        return Setup(name, "httpd", "AdaptiveDeflate On\nAdaptiveDeflateLoadSource file:%s\n" % full_load + st,
+                     adf=True)
     if name == "adfoff":
         return Setup(name, "httpd", "AdaptiveDeflate Off\n" + st, adf=True)
     if name == "vary":
