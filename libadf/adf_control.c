@@ -351,7 +351,7 @@ static int observe(adf_control_t *c, const adf_control_conf_t *conf,
      * link took 5 s to find its clients slow, and left most of its first
      * responses out; and the first connections, not yet queued behind the
      * link, look fast); after it, an interval without a measurement
-     * counts as fast clients, the cautious side (half the target). */
+     * counts as fast clients, the cautious side (a lower goal). */
     if (obs->eligible_asked >= 1) {
         double share = clamp(obs->eligible_slow / obs->eligible_asked, 0, 1);
 
@@ -391,11 +391,11 @@ static int safety_net(adf_control_t *c, const adf_control_conf_t *conf,
 
 /* The goal, of which the CPU target is the ceiling: what the bytes are
  * worth.  Without a bandwidth target, time: all of the target for the
- * bytes of clients whose path is slow, half of it for fast clients, to
- * whom the bytes saved buy little time while the CPU's queue costs them
- * latency.  With one, money: bytes matter as egress approaches the rate
- * (a quarter of the target at half of it, all of it at the rate),
- * whoever the client. */
+ * bytes of clients whose path is slow, ADF_FAST_SHARE of it for fast
+ * clients, to whom the bytes saved buy less time while the CPU's queue
+ * costs them latency.  With one, money: bytes matter as egress
+ * approaches the rate (a quarter of the target at half of it, all of it
+ * at the rate), whoever the client. */
 static double goal_of(const adf_control_t *c, const adf_control_conf_t *conf,
                       const adf_obs_t *obs)
 {
