@@ -323,6 +323,31 @@ START_TEST(shared_link_uses_the_target)
 }
 END_TEST
 
+/* The same cell with the load sample as noisy as a real link makes it
+ * (5-9 points of deviation a sample at 80 %, measured at 1 Gbit/s x 100
+ * KB with a fixed budget; here up to 16 points either way): one sample
+ * over OFF near the goal is not saturation.  Counted as such it halved
+ * the budget every few samples: 0.94 of the bound, the load at 74 %. */
+START_TEST(noisy_shared_link_holds_the_goal)
+{
+    plant_t pl = { 119.5e6, 51400, 1.33e-4, 1.64, 0, 0.2, 0, 1, 2.5 };
+    double bound, x = 0, load = 0;
+    int i;
+
+    fresh();
+    bound = best_mix(&pl, 0.8);
+    run(&pl, 20, 1);
+    for (i = 0; i < 300; i++) {
+        x += step(&pl) / 300;
+        load += plant_load / 300;
+    }
+    printf("noisy shared link: %.0f/s, %.3f of the bound, load %.1f%%\n", x,
+           x / bound, load);
+    ck_assert_msg(x >= 0.97 * bound, "%.3f of the bound", x / bound);
+    ck_assert_msg(load > 76, "load %.1f%%", load);
+}
+END_TEST
+
 START_TEST(idle_compresses_at_the_top)
 {
     plant_t pl = { 0, 50000, 1e-4, 1, 0, 0, 10 };
@@ -408,13 +433,15 @@ START_TEST(both_bind_mixing_wins)
 }
 END_TEST
 
-/* A CPU burner takes 60 % for ten seconds: compression yields within one
- * interval and comes back within a few after (the budget at most doubles
- * per interval: from a 30-fold cut, five or six). */
+/* A CPU burner takes 60 % for ten seconds: compression yields at the
+ * first interval and is cut deep or paused at the second (one sample over
+ * OFF from a load near the goal may be noise), and comes back within a
+ * few after (the budget at most doubles per interval: from a 30-fold cut,
+ * five or six). */
 START_TEST(spike_is_followed)
 {
     plant_t pl = { 12.5e6, 50000, 4e-4, 1, 0, 0, 0, 1 };
-    double before, during, x0, x = 0;
+    double before, first, during, x0, x = 0;
     int i;
 
     fresh();
@@ -422,9 +449,15 @@ START_TEST(spike_is_followed)
     before = ctl.budget;
     pl.other = 60;
     step(&pl);
-    during = ctl.budget;
-    printf("spike: budget %.3g -> %.3g after one interval\n", before,
-           during);
+    first = ctl.budget;
+    step(&pl);
+    during = ctl.limited ? 0 : ctl.budget;
+    printf("spike: budget %.3g -> %.3g after one interval, %.3g%s after "
+           "two\n", before, first, ctl.budget,
+           ctl.limited ? " and limited" : "");
+    /* One sample over OFF may be noise: the budget falls, then a second
+     * one cuts it as deep or pauses compression. */
+    ck_assert_msg(first < before, "budget %.3g -> %.3g", before, first);
     ck_assert_msg(during < before / SPIKE_CUT, "budget %.3g -> %.3g", before,
                   during);
     run(&pl, 9, 1);
@@ -821,6 +854,7 @@ int main(void)
     adf_test(s, link_bound_matches_the_best_level);
     adf_test(s, both_bind_mixing_wins);
     adf_test(s, shared_link_uses_the_target);
+    adf_test(s, noisy_shared_link_holds_the_goal);
     adf_test(s, spike_is_followed);
     adf_test(s, over_off_cut_is_bounded_behind_a_link);
     adf_test(s, steady_load_is_calm);
