@@ -35,7 +35,7 @@
  * rung beats on both bytes and CPU.  The share of the CPU target the
  * load of fast clients steers to (0.5 until stop 38: 16 users with think
  * time got 1.07 x the fewest bytes the CPU allowed; 0.8 gets 1.02-1.04 at
- * a p99 of 0.4-0.85 x that fixed setting's): */
+ * a p99 of 0.58-0.85 x that fixed setting's): */
 #define ADF_FAST_SHARE      0.8
 #define ADF_LEARN_MIN       65536   /* bytes a rung needs to learn from */
 /* Smaller bodies teach nothing about per-byte cost or ratio: their cost
