@@ -327,8 +327,7 @@ static void reference(adf_control_t *c, const adf_model_t *m,
  * and not one peak of a load held near the goal.  Saturated: the first
  * sample, or a load that rose from far below the goal (a cold start, a
  * burner on an idle core); a second sample over OFF in a row trips the
- * limit (safety_net) before this matters, except after a restart that
- * lowered OFF.  A 1 Gbit/s link's load at 81-84 % reads 7-9 points of
+ * limit (safety_net) before this matters.  A 1 Gbit/s link's load at 81-84 % reads 7-9 points of
  * deviation a sample; counting one peak over OFF as saturation halved the
  * budget (8 times in 112 s of traces, 5 of them in the first 4 s), the
  * climb back took 6-7 s, and 100 KB pages were served at 0.86 of the
@@ -341,7 +340,7 @@ static int observe(adf_control_t *c, const adf_control_conf_t *conf,
 {
     double a = 1 - exp(-obs->seconds / ADF_CONTROL_TAU);
     int saturated = sample >= conf->limit_off
-                    && (!c->primed || c->raw >= conf->limit_off
+                    && (!c->primed
                         || c->raw < conf->target - 2 * ADF_CONTROL_JUMP);
 
     c->raw = sample;

@@ -506,8 +506,8 @@ static double one_sample_over_off(double share, double eligible,
 /* A sample over OFF after one far below the goal (50 %: the load rose)
  * saturates the core.  Behind a link the rest of the load (86.7 % here)
  * may be over the goal already, and it moves with the budget: such a
- * sample cuts by 8 at most (it once took 2.4 to 0.03 ns/B at 100 Mbit x 10 KB, and six
- * samples of doubling served nearly identity).  Where compression is
+ * sample cuts by 8 at most (it once took 2.4 to 0.03 ns/B at 100 Mbit x
+ * 10 KB, and six samples of doubling served nearly identity).  Where compression is
  * what fills the core (60 %), the budget the model finds is followed,
  * halved (a saturated sample understates the demand) and at least by
  * half.  (Until stop 31 the model held the rest of the load fixed and
