@@ -42,6 +42,7 @@ void adf_control_init(adf_control_t *c, const adf_model_t *m,
      * start as identity, at random), and a cold start under load begins
      * cheap. */
     c->budget = adf_control_floor(m, conf);
+    c->since_limit = ADF_CONTROL_CALM;
     if (c->budget > c->top) {
         c->budget = c->top;
     }
@@ -343,6 +344,7 @@ static int observe(adf_control_t *c, const adf_control_conf_t *conf,
                     && (!c->primed
                         || c->raw < conf->target - 2 * ADF_CONTROL_JUMP);
 
+    c->prev_raw = c->primed ? c->raw : 100;
     c->raw = sample;
     c->ema = c->primed ? a * sample + (1 - a) * c->ema : sample;
     c->primed = 1;
@@ -465,16 +467,24 @@ static double wanted(adf_control_t *c, const adf_model_t *m,
 /* A step toward want: in log space, part of the way per sample, and by
  * at most a factor per sample below the limit: the prediction is a model
  * of a closed loop, and a damped step lets the next interval correct
- * it. */
-static double step_toward(const adf_control_t *c, double want, double rest,
-                          double goal, int saturated)
+ * it.  Far below the goal the error of a longer step costs less than the
+ * time: behind a 100 Mbit/s link the start took 1.5-2.3 s from the floor
+ * to brotli 6 at half the way and a factor of 2, and the first seconds
+ * served 0.93 of brotli 6 fixed. */
+static double step_toward(const adf_control_t *c, double want, double used,
+                          double rest, double goal, int saturated)
 {
-    double step = want < c->budget ? ADF_CONTROL_DOWN : ADF_CONTROL_UP;
+    int far = used < goal - ADF_CONTROL_FAR
+              && c->prev_raw < goal - ADF_CONTROL_FAR
+              && c->since_limit >= ADF_CONTROL_CALM;
+    double step = want < c->budget ? ADF_CONTROL_DOWN
+                  : far ? ADF_CONTROL_UP_FAR : ADF_CONTROL_UP;
     double next = exp(log(c->budget) + step * (log(want) - log(c->budget)));
 
     if (!saturated) {
         return clamp(next, c->budget / ADF_CONTROL_STEP_DOWN,
-                     c->budget * ADF_CONTROL_STEP_MAX);
+                     c->budget * (far ? ADF_CONTROL_STEP_FAR
+                                      : ADF_CONTROL_STEP_MAX));
     }
     /* A saturated core: the requests the link would carry are more than
      * the CPU served, so a prediction made from what it served falls
@@ -516,8 +526,10 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
         return;
     }
     if (safety_net(c, conf, sample, top)) {
+        c->since_limit = 0;
         return;
     }
+    c->since_limit += c->since_limit < ADF_CONTROL_CALM;
     /* The load steered on: smoothed (a steady goal is reached on the
      * mean, not on the peaks, which would leave it a noise's width under
      * the goal), but a rise of ADF_CONTROL_JUMP points over the goal
@@ -541,7 +553,7 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     rest = used - c->spent > 0 ? used - c->spent : 0;  /* not compression */
     want = clamp(wanted(c, m, conf, obs, used, rest, goal, top, cap_ns),
                  ADF_BUDGET_MIN, top);
-    c->budget = step_toward(c, want, rest, goal, saturated);
+    c->budget = step_toward(c, want, used, rest, goal, saturated);
     if (want >= top && c->budget > top * 0.9) {
         c->budget = top;   /* arrived: no asymptote at idle */
     }

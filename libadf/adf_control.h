@@ -22,6 +22,14 @@
 #define ADF_CONTROL_TRIP    2       /* samples >= OFF to trip the limit */
 #define ADF_CONTROL_STEP_MAX 2.0    /* the most B rises per sample below OFF */
 #define ADF_CONTROL_STEP_DOWN 4.0   /* ... and falls */
+/* A climb from far below the goal (this sample and the last this many
+ * points under it) goes further per sample, unless the limit held within
+ * ADF_CONTROL_CALM samples (its pause reads low, and the budget it left
+ * is the one that saturated): */
+#define ADF_CONTROL_FAR     30.0
+#define ADF_CONTROL_UP_FAR  0.8     /* share of the way */
+#define ADF_CONTROL_STEP_FAR 4.0    /* factor */
+#define ADF_CONTROL_CALM    5
 #define ADF_CONTROL_TRIM    0.2     /* share of the error added to the trim */
 #define ADF_CONTROL_TRIM_MAX 3.0    /* points, either way */
 #define ADF_CONTROL_STEP_OFF 8.0    /* ... the most it falls on a sample >= OFF */
@@ -82,6 +90,7 @@ typedef struct {
 
 typedef struct {
     double raw;                 /* last sample, percent */
+    double prev_raw;            /* the one before (100 before it) */
     double ema;                 /* smoothed load, percent */
     double spent;               /* compression's share, percent */
     double budget;              /* ns per byte */
@@ -92,6 +101,8 @@ typedef struct {
     int limited;                /* between OFF and ON after a trip */
     int over;                   /* samples in a row at or above OFF */
     int primed;                 /* has seen a sample */
+    int since_limit;            /* samples since the limit held, at most
+                                 * ADF_CONTROL_CALM */
     int ref_coding, ref_whole;  /* the frontier most bytes went through */
     double content;             /* their ratio / the model's (smoothed) */
     double trim;                /* points added to the goal the budget is
