@@ -1434,11 +1434,12 @@ def link_capacity(rate):
     return bps / 8.0 * WIRE_PAYLOAD if bps else None
 
 
-def link_as_measured(points, cells, link, busy_max=90.0):
+def link_as_measured(points, cells, link, busy_max=80.0, carried_min=0.5):
     """points {name: (cpu, bytes)} with each link-bound setting's bytes
     scaled to the link as it carried them: a setting that left the server's
-    core under busy_max percent (cells[name]: its medians) was held by the
-    link, and what it delivered is the link's capacity for its responses
+    core under busy_max percent (the bound's own CPU share; cells[name]:
+    its medians) and carried at least carried_min of the link was held by
+    it, and what it delivered is the link's capacity for its responses
     (tbf with 64 connections carries less than its rate as responses grow:
     at 20 Mbit/s 0.99 of it with 4 KB responses, 0.82 with 34 KB ones).
     Returned so that best_mix's one link constraint, sum x_i b_i <= link,
@@ -1448,8 +1449,9 @@ def link_as_measured(points, cells, link, busy_max=90.0):
     out = {}
     for n, (c, b) in points.items():
         v = cells[n]
-        carried = v["rps"] * b
-        if v["s_busy"] < busy_max and 0 < carried < link:
+        carried = v["rps"] * b if v["rps"] != "" else 0
+        if v["s_busy"] != "" and v["s_busy"] < busy_max \
+                and carried_min * link <= carried < link:
             b = b * link / carried
         out[n] = (c, b)
     return out

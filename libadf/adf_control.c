@@ -42,7 +42,6 @@ void adf_control_init(adf_control_t *c, const adf_model_t *m,
      * start as identity, at random), and a cold start under load begins
      * cheap. */
     c->budget = adf_control_floor(m, conf);
-    c->since_limit = ADF_CONTROL_CALM;
     if (c->budget > c->top) {
         c->budget = c->top;
     }
@@ -467,16 +466,16 @@ static double wanted(adf_control_t *c, const adf_model_t *m,
 /* A step toward want: in log space, part of the way per sample, and by
  * at most a factor per sample below the limit: the prediction is a model
  * of a closed loop, and a damped step lets the next interval correct
- * it.  Far below the goal the error of a longer step costs less than the
- * time: behind a 100 Mbit/s link the start took 1.5-2.3 s from the floor
- * to brotli 6 at half the way and a factor of 2, and the first seconds
- * served 0.93 of brotli 6 fixed. */
+ * it.  On the start's climb from far below the goal a longer step's error
+ * costs less than the time: behind a 100 Mbit/s link the start took
+ * 1.5-2.3 s from the floor to brotli 6 at half the way and a factor of 2,
+ * and the first seconds served 0.93 of brotli 6 fixed. */
 static double step_toward(const adf_control_t *c, double want, double used,
                           double rest, double goal, int saturated)
 {
-    int far = used < goal - ADF_CONTROL_FAR
-              && c->prev_raw < goal - ADF_CONTROL_FAR
-              && c->since_limit >= ADF_CONTROL_CALM;
+    int far = !c->climbed && used < goal - ADF_CONTROL_FAR
+              && c->raw < goal - ADF_CONTROL_FAR
+              && c->prev_raw < goal - ADF_CONTROL_FAR;
     double step = want < c->budget ? ADF_CONTROL_DOWN
                   : far ? ADF_CONTROL_UP_FAR : ADF_CONTROL_UP;
     double next = exp(log(c->budget) + step * (log(want) - log(c->budget)));
@@ -526,10 +525,8 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
         return;
     }
     if (safety_net(c, conf, sample, top)) {
-        c->since_limit = 0;
         return;
     }
-    c->since_limit += c->since_limit < ADF_CONTROL_CALM;
     /* The load steered on: smoothed (a steady goal is reached on the
      * mean, not on the peaks, which would leave it a noise's width under
      * the goal), but a rise of ADF_CONTROL_JUMP points over the goal
@@ -537,6 +534,8 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     used = sample > c->ema && sample >= conf->target + ADF_CONTROL_JUMP
            ? sample : c->ema;
     goal = goal_of(c, conf, obs);
+    c->climbed |= used >= goal - ADF_CONTROL_FAR
+                  || sample >= goal - ADF_CONTROL_FAR;
     /* What the load missed the goal by, added up (an integral term): the
      * prediction's errors (requests that do not scale as it assumes, the
      * noise under a curved model) leave the load a point or two off the

@@ -22,14 +22,14 @@
 #define ADF_CONTROL_TRIP    2       /* samples >= OFF to trip the limit */
 #define ADF_CONTROL_STEP_MAX 2.0    /* the most B rises per sample below OFF */
 #define ADF_CONTROL_STEP_DOWN 4.0   /* ... and falls */
-/* A climb from far below the goal (this sample and the last this many
- * points under it) goes further per sample, unless the limit held within
- * ADF_CONTROL_CALM samples (its pause reads low, and the budget it left
- * is the one that saturated): */
+/* The start's climb: until the load first comes within this many points
+ * of the goal, a step whose sample, the one before and the smoothed load
+ * are all that far under it goes further.  The start only: later a load
+ * that far under the goal is as often a lull (a budget raised fast in
+ * one meets the traffic's return at the top) or the limit's pause. */
 #define ADF_CONTROL_FAR     30.0
 #define ADF_CONTROL_UP_FAR  0.8     /* share of the way */
 #define ADF_CONTROL_STEP_FAR 4.0    /* factor */
-#define ADF_CONTROL_CALM    5
 #define ADF_CONTROL_TRIM    0.2     /* share of the error added to the trim */
 #define ADF_CONTROL_TRIM_MAX 3.0    /* points, either way */
 #define ADF_CONTROL_STEP_OFF 8.0    /* ... the most it falls on a sample >= OFF */
@@ -101,8 +101,8 @@ typedef struct {
     int limited;                /* between OFF and ON after a trip */
     int over;                   /* samples in a row at or above OFF */
     int primed;                 /* has seen a sample */
-    int since_limit;            /* samples since the limit held, at most
-                                 * ADF_CONTROL_CALM */
+    int climbed;                /* the load came within ADF_CONTROL_FAR of
+                                 * the goal: the start's climb is over */
     int ref_coding, ref_whole;  /* the frontier most bytes went through */
     double content;             /* their ratio / the model's (smoothed) */
     double trim;                /* points added to the goal the budget is
