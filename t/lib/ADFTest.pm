@@ -181,20 +181,31 @@ sub refused_cgi_posts {
         chmod 0755, $small, "$small/echo.cgi";
     }
     my $body = 'a' x 3600;
-    my %codes;
+    my (%codes, $lost);
     for (1 .. $n) {
-        my $s = IO::Socket::INET->new(PeerAddr => Apache::Test::vars('servername'),
-                                      PeerPort => Apache::Test::vars('port'));
         my $line = '';
-        if ($s) {
-            print $s "POST /cgi/small/echo.cgi HTTP/1.1\r\nHost: localhost\r\n"
-                     . "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
-                     . sprintf("%x\r\n%s\r\n0\r\n\r\n", length $body, $body);
-            $line = <$s> // '';
-            close $s;
+        # The 413 goes out while httpd kills the script's process, and the
+        # connection is closed with the rest of the body unread: now and
+        # then (1 in 30, once in a CI run) the reset overtakes the status
+        # line and the client reads nothing.  Such a request is sent again
+        # (twice at most); every loss is reported.
+        for my $try (1 .. 3) {
+            my $s = IO::Socket::INET->new(PeerAddr => Apache::Test::vars('servername'),
+                                          PeerPort => Apache::Test::vars('port'));
+            if ($s) {
+                print $s "POST /cgi/small/echo.cgi HTTP/1.1\r\nHost: localhost\r\n"
+                         . "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                         . sprintf("%x\r\n%s\r\n0\r\n\r\n", length $body, $body);
+                $line = <$s> // '';
+                close $s;
+            }
+            last if $line =~ m{^HTTP/};
+            $lost++;
         }
         $codes{$line =~ m{^HTTP/1\.1 (\d+)} ? $1 : 'none'}++;
     }
+    print "# refused_cgi_posts: $lost of the requests read no status line and were sent again\n"
+        if $lost;
     return join ' ', map { "$_: $codes{$_}" } sort keys %codes;
 }
 
