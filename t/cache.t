@@ -25,13 +25,13 @@ use ADFTest;
 # leaves parts out of the plan: it cannot be killed, restarted or
 # signalled and go on (24 + 5 assertions).
 my $one = $ENV{ADF_VALGRIND} ? 1 : 0;
-plan tests => 181 + 3 * scalar(grep { $_ ne 'zstd' } codings())
+plan tests => 187 + 3 * scalar(grep { $_ ne 'zstd' } codings())
     - ($one ? 24 + 5 : 0);
 
 my $root = docroot();
 my $dir = "$root/cache";
 my $cdir = serverroot() . '/adfcache';
-make_path("$dir/ssi", "$dir/subst", "$dir/off", "$dir/nozstd");
+make_path("$dir/ssi", "$dir/subst", "$dir/off", "$dir/nozstd", "$dir/sendfile");
 my $page = slurp("$root/corpus/page.html");
 my $text = slurp("$root/corpus/book.txt");
 my %ext = (br => '.br', gzip => '.gz', zstd => '.zst');
@@ -274,6 +274,28 @@ ok t_cmp($r->code, 200, 'If-Range with the date: all of it');
 ok t_cmp(decode_body($r), $page);
 ($r, $n) = fetch_noted('/cache/page.html', 'gzip', 'If-None-Match' => $etags{br});
 ok t_cmp($r->code, 200, "br's ETag does not validate gzip");
+
+# A hit goes out from the descriptor its lookup checked (the module's own
+# handler, in the default handler's place): by sendfile, and read without
+# mmap, where the directory says so; only the entry's coded bytes.
+mkpage('sendfile/page.html', $page);
+utime time - 60, time - 60, "$dir/sendfile/page.html";
+($r, $n) = wait_hit('/cache/sendfile/page.html', 'gzip');
+ok t_cmp($n->{cache}, 'hit', 'EnableSendfile On, EnableMMap Off: a hit');
+ok t_cmp(decode_body($r), $page, 'that decodes to the page');
+ok t_cmp($r->header('Content-Length'), length($r->content),
+         "the entry's coded bytes only");
+my $sent = $r->content;
+($r, $n) = fetch_noted('/cache/sendfile/page.html', 'gzip',
+                       Range => 'bytes=100-4099');
+ok t_cmp($r->code . ' ' . ($r->content eq substr($sent, 100, 4000) ? 'same' : 'differ'),
+         '206 same', 'a range of them');
+$r = head('/cache/sendfile/page.html', 'Accept-Encoding' => 'gzip');
+ok t_cmp($r->header('Content-Length') . ' ' . length($r->content),
+         length($sent) . ' 0', 'HEAD: their length, no body');
+($r, $n) = fetch_noted('/cache/sendfile/page.html', 'gzip',
+                       'If-None-Match' => $r->header('ETag'));
+ok t_cmp($r->code, 304, 'and a 304 on their ETag');
 
 # ---- never another version of the file ----------------------------------------
 my $v1 = substr($text, 0, 30000);

@@ -14,6 +14,7 @@
 #include "adf_children.h"
 #include "adf_retained.h"
 #include "adf_sampling.h"
+#include "adf_request.h"
 
 #include <apr_atomic.h>
 #include <apr_hash.h>
@@ -21,6 +22,7 @@
 #include <apr_thread_mutex.h>
 #include <http_core.h>
 #include <http_protocol.h>
+#include <http_request.h>
 #include <mod_status.h>
 #include <unixd.h>
 
@@ -40,6 +42,8 @@ struct adf_cache_req_t {
     apr_uint64_t hash;
     unsigned char digest[ADF_DIGEST_LEN];   /* of the entry found */
     unsigned char source[ADF_DIGEST_LEN];   /* ... of the file it holds */
+    int fd;                     /* the entry found, open (-1: none) */
+    const char *path;           /* ... and its name for r->filename */
 };
 
 static adf_cache_gen_t *gen;
@@ -530,6 +534,8 @@ adf_cache_req_t *adf_cache_for(request_rec *r, const adf_dir_conf_t *dc)
     cr->index = sc->cache->index;
     adf_ident_of_finfo(&cr->key, &r->finfo);
     cr->hash = adf_cache_key_hash(&cr->key);
+    cr->fd = -1;
+    cr->path = NULL;
     return cr;
 }
 
@@ -652,6 +658,8 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
     }
     fi->fname = *path;
     fi->size = m.length;
+    cr->fd = fd;
+    cr->path = *path;
     memcpy(cr->digest, m.digest, ADF_DIGEST_LEN);
     memcpy(cr->source, m.source, ADF_DIGEST_LEN);
     return 1;
@@ -765,6 +773,62 @@ void adf_cache_hit(request_rec *r, adf_cache_req_t *cr)
     /* Two stores: a torn pair only misdates one entry's last use. */
     apr_atomic_set64(&sh->touch[i].hash, cr->hash);
     apr_atomic_set64(&sh->touch[i].used, (apr_uint64_t)r->request_time);
+}
+
+/* A hit, sent from the descriptor the lookup checked: what the default
+ * handler does for a GET of a file, without opening the entry again
+ * through /proc/self/fd (3.5 us of the 9.6 us a hit cost over a plain
+ * file: docs/benchmarks.md).  It runs just before the default handler,
+ * once every other handler has declined, and leaves it a request whose
+ * file a module changed after the swap.  (ContentDigest never applies:
+ * the swap's resource filter is first in the chain.) */
+int adf_cache_handler(request_rec *r)
+{
+    const adf_req_t *st = adf_req_peek(r);
+    const adf_cache_req_t *cr = st && st->cache_hit ? st->cache : NULL;
+    core_dir_config *d;
+    apr_bucket_brigade *bb;
+    apr_bucket *e;
+    apr_file_t *file;
+    apr_os_file_t fd;
+    int status;
+
+    if (!cr || cr->fd < 0 || r->method_number != M_GET
+        || r->finfo.filetype != APR_REG || strcmp(r->filename, cr->path)) {
+        return DECLINED;
+    }
+    d = ap_get_core_module_config(r->per_dir_config);
+    ap_allow_standard_methods(r, MERGE_ALLOW, M_GET, M_OPTIONS, M_POST, -1);
+    if ((status = ap_discard_request_body(r)) != OK) {
+        return status;
+    }
+    /* no cleanup of its own: the lookup's closes the descriptor with
+     * r->pool, which lives until the response's last byte is written */
+    fd = cr->fd;
+    apr_os_file_put(&file, &fd, APR_FOPEN_READ | APR_FOPEN_BINARY
+                                | AP_SENDFILE_ENABLED(d->enable_sendfile),
+                    r->pool);
+    ap_update_mtime(r, r->finfo.mtime);
+    ap_set_last_modified(r);
+    ap_set_etag_fd(r, file);
+    ap_set_accept_ranges(r);
+    ap_set_content_length(r, r->finfo.size);
+    bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    if ((status = ap_meets_conditions(r)) != OK) {
+        r->status = status;
+    }
+    else {
+        e = apr_brigade_insert_file(bb, file, 0, r->finfo.size, r->pool);
+#if APR_HAS_MMAP
+        if (d->enable_mmap == ENABLE_MMAP_OFF) {
+            apr_bucket_file_enable_mmap(e, 0);
+        }
+#endif
+    }
+    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(r->connection
+                                                      ->bucket_alloc));
+    return (int)ap_pass_brigade_fchk(r, bb, ADFLOGNO(00031) "cache entry "
+                                     "%s of %s not sent", cr->path, r->uri);
 }
 
 void adf_cache_miss(request_rec *r, adf_cache_req_t *cr,

@@ -31,6 +31,10 @@ int adf_cache_post_config(apr_pool_t *pconf, apr_pool_t *plog,
 
 void adf_cache_child_init(apr_pool_t *pchild, server_rec *s);
 
+/* handler hook, just before the default handler: a cache hit is sent from
+ * the descriptor its lookup opened and checked. */
+int adf_cache_handler(request_rec *r);
+
 /* fixups hook: the cache's files are no resources of their own; a request
  * that maps to one is not found. */
 int adf_cache_guard(request_rec *r);
