@@ -16,6 +16,7 @@ use Apache::TestUtil;
 use File::Path qw(make_path);
 use File::Temp qw(tempdir);
 use MIME::Base64 qw(encode_base64);
+use Socket qw(SOL_SOCKET SO_RCVBUF SO_LINGER);
 use Time::HiRes qw(sleep time);
 use ADFTest;
 
@@ -25,8 +26,8 @@ use ADFTest;
 # leaves parts out of the plan: it cannot be killed, restarted or
 # signalled and go on (24 + 5 assertions).
 my $one = $ENV{ADF_VALGRIND} ? 1 : 0;
-plan tests => 187 + 3 * scalar(grep { $_ ne 'zstd' } codings())
-    - ($one ? 24 + 5 : 0);
+plan tests => 189 + 3 * scalar(grep { $_ ne 'zstd' } codings())
+    - ($one ? 26 + 5 : 0);
 
 my $root = docroot();
 my $dir = "$root/cache";
@@ -156,6 +157,65 @@ ok t_cmp($out, qr{AdaptiveDeflateCache: takes DIR MAXSIZE}, 'one word: On or Off
                          . "<VirtualHost 127.0.0.1:1>\nAdaptiveDeflateCache $tmp/good 2M\n</VirtualHost>\n");
 ok t_cmp($out, qr{ADF00017: .*: a second size for this directory \(the first: \Q$conf\E:$line, as \Q$tmp\E/good\)},
          'one directory, one size');
+
+# ---- a client that goes away in the middle of a hit -----------------------------
+# The handler sends a hit as the default handler sends a file: a client
+# that resets the connection half-way is logged with the 200 it was sent,
+# not as the server's error (a 500, and ErrorDocument 500 run for it).
+# A small send buffer and a reader that stops keep the handler writing
+# (EnableSendfile Off: the file's bytes go through writev) when it resets.
+unless ($one) {
+    my $sd = "$tmp/abort";
+    make_path("$sd/htdocs", "$sd/logs", "$sd/c");
+    chmod 0755, $sd, "$sd/htdocs";
+    chmod 0777, "$sd/logs";
+    chmod 0700, "$sd/c";
+    chown((getpwnam('nobody'))[2], -1, "$sd/c") if $> == 0;
+    spew("$sd/load", "5\n");
+    chmod 0644, "$sd/load";
+    open my $rnd, '<:raw', '/dev/urandom' or die "/dev/urandom: $!";
+    read($rnd, my $bytes, 1_500_000) == 1_500_000 or die 'urandom';
+    close $rnd;
+    spew("$sd/htdocs/big.html", encode_base64($bytes));
+    chmod 0644, "$sd/htdocs/big.html";
+    utime time - 60, time - 60, "$sd/htdocs/big.html";
+    my $url = scratch_server($sd, 'event', <<"CONF");
+SendBufferSize 4096
+CustomLog "$sd/logs/access_log" "%>s %{adaptive_deflate_cache}n"
+AdaptiveDeflate On
+AdaptiveDeflateEncodings gzip
+AdaptiveDeflateLoadSource file:$sd/load
+AdaptiveDeflateCache $sd/c 64M
+CONF
+    my $ua = Apache::TestRequest::user_agent();
+    my $hit = wait_for(sub {
+        ($ua->get("$url/big.html", 'Accept-Encoding' => 'gzip')
+            ->header('ETag') // '') =~ /-cache\./;
+    }, 60, 1);
+    my ($hp) = $url =~ m{//(.*)};
+    for (1 .. 3) {
+        my $s = IO::Socket::INET->new(PeerAddr => $hp, Proto => 'tcp')
+            or die "$hp: $!";
+        setsockopt($s, SOL_SOCKET, SO_RCVBUF, 4096);
+        print $s "GET /big.html HTTP/1.1\r\nHost: localhost\r\n"
+                 . "Accept-Encoding: gzip\r\n\r\n";
+        sysread($s, my $got, 200);
+        sleep 1;
+        setsockopt($s, SOL_SOCKET, SO_LINGER, pack('ii', 1, 0));
+        close $s;
+    }
+    stop_scratch_server($sd);
+    wait_for(sub { !IO::Socket::INET->new($hp) }, 10);
+    my $log = -e "$sd/logs/access_log" ? slurp("$sd/logs/access_log") : '';
+    print "# $_\n" for split /\n/, $log;
+    ok t_cmp($hit ? 1 : 0, 1, 'a 1.5 MB page cached');
+    my @lines = split /\n/, $log;
+    my $errors = grep { /^5/ } @lines;
+    my $hits = grep { /^200 hit$/ } @lines;
+    ok t_cmp("$errors 5xx, " . ($hits >= 4 ? 'the hits' : "$hits hits"),
+             '0 5xx, the hits',
+             'hits whose clients reset half-way are logged as the 200s sent');
+}
 
 # ---- a directory that goes away while the server runs ---------------------------
 # A reload the parent takes by signal (no configtest before it: logrotate's

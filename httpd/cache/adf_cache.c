@@ -791,6 +791,7 @@ int adf_cache_handler(request_rec *r)
     apr_bucket *e;
     apr_file_t *file;
     apr_os_file_t fd;
+    apr_status_t rv;
     int status;
 
     if (!cr || cr->fd < 0 || r->method_number != M_GET
@@ -827,8 +828,17 @@ int adf_cache_handler(request_rec *r)
     }
     APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(r->connection
                                                       ->bucket_alloc));
-    return (int)ap_pass_brigade_fchk(r, bb, ADFLOGNO(00031) "cache entry "
-                                     "%s of %s not sent", cr->path, r->uri);
+    rv = ap_pass_brigade(r->output_filters, bb);
+    apr_brigade_cleanup(bb);
+    /* A client gone mid-way is no error of the server's (logged as the
+     * status sent, no ErrorDocument 500), as with the default handler. */
+    if (rv == APR_SUCCESS || r->status != HTTP_OK
+        || r->connection->aborted) {
+        return OK;
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, rv, r, ADFLOGNO(00031)
+                  "cache entry %s of %s not sent", cr->path, r->uri);
+    return HTTP_INTERNAL_SERVER_ERROR;
 }
 
 void adf_cache_miss(request_rec *r, adf_cache_req_t *cr,
