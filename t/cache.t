@@ -158,6 +158,18 @@ ok t_cmp($out, qr{AdaptiveDeflateCache: takes DIR MAXSIZE}, 'one word: On or Off
 ok t_cmp($out, qr{ADF00017: .*: a second size for this directory \(the first: \Q$conf\E:$line, as \Q$tmp\E/good\)},
          'one directory, one size');
 
+# A scratch server's directories in $sd: documents, logs, and a cache
+# directory c the children own.
+sub scratch_dirs {
+    my ($sd) = @_;
+    make_path("$sd/htdocs", "$sd/logs", "$sd/c");
+    chmod 0755, $sd, "$sd/htdocs";
+    chmod 0777, "$sd/logs";
+    chmod 0700, "$sd/c";
+    chown((getpwnam('nobody'))[2], -1, "$sd/c") if $> == 0;
+    return $sd;
+}
+
 # ---- a client that goes away in the middle of a hit -----------------------------
 # The handler sends a hit as the default handler sends a file: a client
 # that resets the connection half-way is logged with the 200 it was sent,
@@ -165,12 +177,7 @@ ok t_cmp($out, qr{ADF00017: .*: a second size for this directory \(the first: \Q
 # A small send buffer and a reader that stops keep the handler writing
 # (EnableSendfile Off: the file's bytes go through writev) when it resets.
 unless ($one) {
-    my $sd = "$tmp/abort";
-    make_path("$sd/htdocs", "$sd/logs", "$sd/c");
-    chmod 0755, $sd, "$sd/htdocs";
-    chmod 0777, "$sd/logs";
-    chmod 0700, "$sd/c";
-    chown((getpwnam('nobody'))[2], -1, "$sd/c") if $> == 0;
+    my $sd = scratch_dirs("$tmp/abort");
     spew("$sd/load", "5\n");
     chmod 0644, "$sd/load";
     open my $rnd, '<:raw', '/dev/urandom' or die "/dev/urandom: $!";
@@ -222,12 +229,7 @@ CONF
 # SIGUSR1) must not take the site down: the server goes on without that
 # cache, and says so; and the server can still be stopped.
 unless ($one) {
-    my $sd = "$tmp/restart";
-    make_path("$sd/htdocs", "$sd/logs", "$sd/c");
-    chmod 0755, $sd, "$sd/htdocs";
-    chmod 0777, "$sd/logs";
-    chmod 0700, "$sd/c";
-    chown((getpwnam('nobody'))[2], -1, "$sd/c") if $> == 0;
+    my $sd = scratch_dirs("$tmp/restart");
     spew("$sd/htdocs/page.html", $page);
     chmod 0644, "$sd/htdocs/page.html";
     my $url = scratch_server($sd, 'event', <<"CONF");
