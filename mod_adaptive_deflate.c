@@ -117,9 +117,9 @@ static void adf_register_hooks(apr_pool_t *p)
     ap_hook_map_to_storage(adf_dict_map_to_storage, NULL, NULL,
                            APR_HOOK_FIRST);
     ap_hook_handler(adf_dict_handler, NULL, NULL, APR_HOOK_MIDDLE);
-    /* the default handler's place, for cache hits: after every handler
-     * that might claim the request */
-    ap_hook_handler(adf_cache_handler, NULL, NULL, APR_HOOK_REALLY_LAST - 1);
+    /* the default handler's place, for siblings and cache hits: after
+     * every handler that might claim the request */
+    ap_hook_handler(adf_static_handler, NULL, NULL, APR_HOOK_REALLY_LAST - 1);
     APR_OPTIONAL_HOOK(ap, status_hook, adf_status_hook, NULL, NULL,
                       APR_HOOK_MIDDLE);
     adf_coding_init();

@@ -18,6 +18,8 @@ typedef struct {
                                      * the filter sees the response's own
                                      * headers (a late Content-Encoding) */
     apr_uint32_t miss_codings;      /* ... in these (a bit per coding) */
+    const int *stored_fd;   /* ... open and checked (NULL: not open) */
+    const char *stored_name;        /* ... its r->filename meanwhile */
     const char *plain;      /* ... in place of this file */
     apr_finfo_t plain_finfo;
     const char *etag_suffix;        /* ... its ETag's (adf_headers.h) */

@@ -9,8 +9,9 @@
  *    under the same rules as on-the-fly compression.  The swap happens in
  *    the filter's init function, once every module has inserted its
  *    filters and before the handler runs.  Only the bytes change: the
- *    default handler serves the sibling like any static file, with
- *    sendfile, its own length, 304s and ranges over the sibling's bytes;
+ *    sibling goes out as the default handler sends any static file (by a
+ *    handler of ours in its place, from the descriptor the checks read),
+ *    with sendfile, its own length, 304s and ranges over its bytes;
  *    the filter gives its ETag a suffix of its own, so no two
  *    representations share a strong validator whatever FileETag says.
  *  - It stands for F only while it provably holds F's current version:
@@ -40,8 +41,10 @@
 #include <http_protocol.h>
 #include <http_request.h>
 
+#include <fcntl.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -106,11 +109,11 @@ typedef enum {
  * digest: what names the sibling's bytes in its ETag, the SHA-256 in the
  * mark, or for an earlier release's mark, without one, that of the mark
  * and the sibling's length (unique to F's version and the sibling). */
-static mark_e mark_of(const char *path, const adf_ident_t *f,
-                      apr_off_t size, unsigned char *digest)
+static mark_e mark_of(int fd, const adf_ident_t *f, apr_off_t size,
+                      unsigned char *digest)
 {
     char v[ADF_MARK_MAX], len[24];
-    ssize_t n = getxattr(path, ADF_MARK_XATTR, v, sizeof(v));
+    ssize_t n = fgetxattr(fd, ADF_MARK_XATTR, v, sizeof(v));
     adf_digest_t dg;
     adf_mark_t m;
 
@@ -135,10 +138,46 @@ static mark_e mark_of(const char *path, const adf_ident_t *f,
 
 #define SIBLING_WANTED (APR_FINFO_MIN | APR_FINFO_IDENT | APR_FINFO_OWNER)
 
-/* Is the sibling at path usable for F (finfo f)?  Fills *sfi and digest;
- * *mark tells why a regular file is not. */
+static apr_status_t close_fd(void *data)
+{
+    close(*(int *)data);
+    return APR_SUCCESS;
+}
+
+/* The sibling sfi names, opened (closed with r->pool) and still that file
+ * as it was: what is checked is what the handler sends, whatever is
+ * renamed over the path meanwhile.  NULL if it cannot be read or changed. */
+static const int *open_sibling(request_rec *r, const char *path,
+                               const apr_finfo_t *sfi, int link)
+{
+    struct stat st;
+    int *held;
+    int fd;
+
+    /* not a FIFO's open that waits, should one take the name now */
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK
+                         | (link ? 0 : O_NOFOLLOW))) < 0) {
+        return NULL;
+    }
+    held = apr_palloc(r->pool, sizeof(*held));
+    *held = fd;
+    apr_pool_cleanup_register(r->pool, held, close_fd, apr_pool_cleanup_null);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
+        || (apr_ino_t)st.st_ino != sfi->inode
+        || (apr_dev_t)st.st_dev != sfi->device
+        || (apr_off_t)st.st_size != sfi->size
+        || apr_time_from_sec(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec / 1000
+           != sfi->mtime) {
+        return NULL;
+    }
+    return held;
+}
+
+/* Is the sibling at path usable for F (finfo f)?  Fills *sfi, digest and
+ * *fdp (it, open); *mark tells why a regular file is not. */
 static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
-                  apr_finfo_t *sfi, mark_e *mark, unsigned char *digest)
+                  apr_finfo_t *sfi, mark_e *mark, unsigned char *digest,
+                  const int **fdp)
 {
     int opts = ap_allow_options(r);
     apr_finfo_t lfi;
@@ -176,8 +215,12 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
         *mark = MARK_FOREIGN;
         return 0;
     }
+    /* Opened by this process: readable, or the handler would answer 403. */
+    if (!(*fdp = open_sibling(r, path, sfi, lfi.filetype == APR_LNK))) {
+        return 0;
+    }
     adf_ident_of_finfo(&fid, f);
-    if ((*mark = mark_of(path, &fid, sfi->size, digest)) != MARK_OK) {
+    if ((*mark = mark_of(**fdp, &fid, sfi->size, digest)) != MARK_OK) {
         return 0;
     }
     /* The mark vouches for the bytes the tool wrote, and the tool gives
@@ -188,8 +231,7 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
         *mark = MARK_REWRITTEN;
         return 0;
     }
-    /* Readable by this process, or the handler would answer 403. */
-    return access(path, R_OK) == 0;
+    return 1;
 }
 
 /* Stale siblings are logged once per process and path: a line per
@@ -240,12 +282,12 @@ static void log_stale(request_rec *r, const char *path, mark_e mark)
 
 /* Is a usable sibling for coding c there?  Logs and counts stale ones. */
 static int sibling(request_rec *r, adf_coding_e c, const char **path,
-                   apr_finfo_t *sfi, unsigned char *digest)
+                   apr_finfo_t *sfi, unsigned char *digest, const int **fdp)
 {
     mark_e mark;
 
     *path = apr_pstrcat(r->pool, r->filename, adf_coding(c)->ext, NULL);
-    if (usable(r, *path, &r->finfo, sfi, &mark, digest)) {
+    if (usable(r, *path, &r->finfo, sfi, &mark, digest, fdp)) {
         return 1;
     }
     if (mark != MARK_OK) {
@@ -270,6 +312,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
     unsigned char digest[ADF_DIGEST_LEN];
     apr_finfo_t sfi;
     const char *path;
+    const int *fd;
     int i, nleft, hit = 0, first = 1;
     adf_coding_e c;
 
@@ -312,9 +355,10 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
         /* The cache answers in the client's first choice only: a lower
          * one that happens to be cached would win over the q-values, and
          * the first choice would never be made. */
-        if ((pre && !dict && sibling(r, c, &path, &sfi, digest))
+        if ((pre && !dict && sibling(r, c, &path, &sfi, digest, &fd))
             || (cache && first
-                && (hit = adf_cache_lookup(r, cache, c, &path, &sfi)))) {
+                && (hit = adf_cache_lookup(r, cache, c, &path, &sfi,
+                                           &fd)))) {
             adf_req_t *st = adf_req(r);
 
             if (hit && adf_conf_dict_versions(dc) && adf_coding(ADF_DCZ)
@@ -342,6 +386,8 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
             st->sibling = c;
             st->cache_hit = hit;
             st->cache = cache;
+            st->stored_fd = fd;
+            st->stored_name = path;
             r->filename = (char *)path;
             r->finfo = sfi;
             r->content_encoding = adf_coding_name(c);
@@ -366,7 +412,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
      * have got it, so the answer varies. */
     for (i = 0; pre && i < pc.nprefs; i++) {
         if (!checked[pc.prefs[i]]
-            && sibling(r, pc.prefs[i], &path, &sfi, digest)) {
+            && sibling(r, pc.prefs[i], &path, &sfi, digest, &fd)) {
             adf_req(r)->vary = 1;
             break;
         }
@@ -387,6 +433,75 @@ static apr_status_t restore_name(ap_filter_t *f, apr_bucket_brigade *bb)
     }
     ap_remove_output_filter(f);
     return ap_pass_brigade(f->next, bb);
+}
+
+/* A sibling or a cache entry, sent from the descriptor its check opened:
+ * what the default handler does for a GET of a file, without opening it
+ * again by name (a sibling renamed over between the check and the open
+ * would go out under the checked one's length and tag; a cache hit took
+ * 66 us of CPU reopening its entry through /proc/self/fd, 58 without:
+ * docs/benchmarks.md, stop 40).  It runs just before the default
+ * handler, once every other handler has declined, and leaves it a
+ * request whose file a module changed after the swap.  (ContentDigest
+ * never applies: restore_name, a resource filter, is first in the
+ * chain.) */
+int adf_static_handler(request_rec *r)
+{
+    const adf_req_t *st = adf_req_peek(r);
+    core_dir_config *d;
+    apr_bucket_brigade *bb;
+    apr_bucket *e;
+    apr_file_t *file;
+    apr_os_file_t fd;
+    apr_status_t rv;
+    int status;
+
+    if (!st || st->sibling == ADF_IDENTITY || !st->stored_fd
+        || r->method_number != M_GET || r->finfo.filetype != APR_REG
+        || strcmp(r->filename, st->stored_name)) {
+        return DECLINED;
+    }
+    d = ap_get_core_module_config(r->per_dir_config);
+    ap_allow_standard_methods(r, MERGE_ALLOW, M_GET, M_OPTIONS, M_POST, -1);
+    if ((status = ap_discard_request_body(r)) != OK) {
+        return status;
+    }
+    /* no cleanup of its own: the check's closes the descriptor with
+     * r->pool, which lives until the response's last byte is written */
+    fd = *st->stored_fd;
+    apr_os_file_put(&file, &fd, APR_FOPEN_READ | APR_FOPEN_BINARY
+                                | AP_SENDFILE_ENABLED(d->enable_sendfile),
+                    r->pool);
+    ap_update_mtime(r, r->finfo.mtime);
+    ap_set_last_modified(r);
+    ap_set_etag_fd(r, file);
+    ap_set_accept_ranges(r);
+    ap_set_content_length(r, r->finfo.size);
+    bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    if ((status = ap_meets_conditions(r)) != OK) {
+        r->status = status;
+    }
+    else {
+        e = apr_brigade_insert_file(bb, file, 0, r->finfo.size, r->pool);
+#if APR_HAS_MMAP
+        if (d->enable_mmap == ENABLE_MMAP_OFF) {
+            apr_bucket_file_enable_mmap(e, 0);
+        }
+#endif
+    }
+    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(r->connection
+                                                      ->bucket_alloc));
+    rv = ap_pass_brigade(r->output_filters, bb);
+    apr_brigade_cleanup(bb);
+    /* A client gone mid-way is no error of the server's (logged as the
+     * status sent, no ErrorDocument 500), as with the default handler. */
+    if (rv == APR_SUCCESS || r->status != HTTP_OK
+        || r->connection->aborted) {
+        return OK;
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, rv, r, ADFLOGNO(00031)
+                  "%s of %s not sent", r->filename, r->uri);
+    return HTTP_INTERNAL_SERVER_ERROR;
 }
 
 void adf_static_register(void)

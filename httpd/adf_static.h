@@ -12,6 +12,10 @@ void adf_static_child_init(apr_pool_t *pchild, server_rec *s);
  * byte for byte and the client accepts its coding. */
 void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc);
 
+/* handler hook, in the default handler's place: a sibling or a cache
+ * entry is sent from the descriptor its check opened. */
+int adf_static_handler(request_rec *r);
+
 /* Registers the filter that gives r back F's name once the default
  * handler has opened the sibling (register_hooks). */
 void adf_static_register(void);

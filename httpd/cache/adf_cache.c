@@ -14,7 +14,6 @@
 #include "adf_children.h"
 #include "adf_retained.h"
 #include "adf_sampling.h"
-#include "adf_request.h"
 
 #include <apr_atomic.h>
 #include <apr_hash.h>
@@ -22,7 +21,6 @@
 #include <apr_thread_mutex.h>
 #include <http_core.h>
 #include <http_protocol.h>
-#include <http_request.h>
 #include <mod_status.h>
 #include <unixd.h>
 
@@ -42,8 +40,6 @@ struct adf_cache_req_t {
     apr_uint64_t hash;
     unsigned char digest[ADF_DIGEST_LEN];   /* of the entry found */
     unsigned char source[ADF_DIGEST_LEN];   /* ... of the file it holds */
-    int fd;                     /* the entry found, open (-1: none) */
-    const char *path;           /* ... and its name for r->filename */
 };
 
 static adf_cache_gen_t *gen;
@@ -534,8 +530,6 @@ adf_cache_req_t *adf_cache_for(request_rec *r, const adf_dir_conf_t *dc)
     cr->index = sc->cache->index;
     adf_ident_of_finfo(&cr->key, &r->finfo);
     cr->hash = adf_cache_key_hash(&cr->key);
-    cr->fd = -1;
-    cr->path = NULL;
     return cr;
 }
 
@@ -612,7 +606,7 @@ static int remove_entry(const adf_cache_dir_t *dir, const char *name,
 }
 
 int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
-                     const char **path, apr_finfo_t *fi)
+                     const char **path, apr_finfo_t *fi, const int **fdp)
 {
     const adf_cache_dir_t *dir = &gen->dir[cr->index];
     char name[ADF_CACHE_NAME_MAX];
@@ -658,8 +652,7 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
     }
     fi->fname = *path;
     fi->size = m.length;
-    cr->fd = fd;
-    cr->path = *path;
+    *fdp = held;
     memcpy(cr->digest, m.digest, ADF_DIGEST_LEN);
     memcpy(cr->source, m.source, ADF_DIGEST_LEN);
     return 1;
@@ -773,72 +766,6 @@ void adf_cache_hit(request_rec *r, adf_cache_req_t *cr)
     /* Two stores: a torn pair only misdates one entry's last use. */
     apr_atomic_set64(&sh->touch[i].hash, cr->hash);
     apr_atomic_set64(&sh->touch[i].used, (apr_uint64_t)r->request_time);
-}
-
-/* A hit, sent from the descriptor the lookup checked: what the default
- * handler does for a GET of a file, without opening the entry again
- * through /proc/self/fd (a hit took 66 us of CPU with that, 58 without:
- * docs/benchmarks.md, stop 40).  It runs just before the default handler,
- * once every other handler has declined, and leaves it a request whose
- * file a module changed after the swap.  (ContentDigest never applies:
- * the swap's resource filter is first in the chain.) */
-int adf_cache_handler(request_rec *r)
-{
-    const adf_req_t *st = adf_req_peek(r);
-    const adf_cache_req_t *cr = st && st->cache_hit ? st->cache : NULL;
-    core_dir_config *d;
-    apr_bucket_brigade *bb;
-    apr_bucket *e;
-    apr_file_t *file;
-    apr_os_file_t fd;
-    apr_status_t rv;
-    int status;
-
-    if (!cr || cr->fd < 0 || r->method_number != M_GET
-        || r->finfo.filetype != APR_REG || strcmp(r->filename, cr->path)) {
-        return DECLINED;
-    }
-    d = ap_get_core_module_config(r->per_dir_config);
-    ap_allow_standard_methods(r, MERGE_ALLOW, M_GET, M_OPTIONS, M_POST, -1);
-    if ((status = ap_discard_request_body(r)) != OK) {
-        return status;
-    }
-    /* no cleanup of its own: the lookup's closes the descriptor with
-     * r->pool, which lives until the response's last byte is written */
-    fd = cr->fd;
-    apr_os_file_put(&file, &fd, APR_FOPEN_READ | APR_FOPEN_BINARY
-                                | AP_SENDFILE_ENABLED(d->enable_sendfile),
-                    r->pool);
-    ap_update_mtime(r, r->finfo.mtime);
-    ap_set_last_modified(r);
-    ap_set_etag_fd(r, file);
-    ap_set_accept_ranges(r);
-    ap_set_content_length(r, r->finfo.size);
-    bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
-    if ((status = ap_meets_conditions(r)) != OK) {
-        r->status = status;
-    }
-    else {
-        e = apr_brigade_insert_file(bb, file, 0, r->finfo.size, r->pool);
-#if APR_HAS_MMAP
-        if (d->enable_mmap == ENABLE_MMAP_OFF) {
-            apr_bucket_file_enable_mmap(e, 0);
-        }
-#endif
-    }
-    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(r->connection
-                                                      ->bucket_alloc));
-    rv = ap_pass_brigade(r->output_filters, bb);
-    apr_brigade_cleanup(bb);
-    /* A client gone mid-way is no error of the server's (logged as the
-     * status sent, no ErrorDocument 500), as with the default handler. */
-    if (rv == APR_SUCCESS || r->status != HTTP_OK
-        || r->connection->aborted) {
-        return OK;
-    }
-    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, rv, r, ADFLOGNO(00031)
-                  "cache entry %s of %s not sent", cr->path, r->uri);
-    return HTTP_INTERNAL_SERVER_ERROR;
 }
 
 void adf_cache_miss(request_rec *r, adf_cache_req_t *cr,

@@ -31,10 +31,6 @@ int adf_cache_post_config(apr_pool_t *pconf, apr_pool_t *plog,
 
 void adf_cache_child_init(apr_pool_t *pchild, server_rec *s);
 
-/* handler hook, just before the default handler: a cache hit is sent from
- * the descriptor its lookup opened and checked. */
-int adf_cache_handler(request_rec *r);
-
 /* fixups hook: the cache's files are no resources of their own; a request
  * that maps to one is not found. */
 int adf_cache_guard(request_rec *r);
@@ -50,14 +46,14 @@ int adf_cache_applies(request_rec *r, const adf_dir_conf_t *dc);
 typedef struct adf_cache_req_t adf_cache_req_t;
 adf_cache_req_t *adf_cache_for(request_rec *r, const adf_dir_conf_t *dc);
 
-/* Does the cache hold r's file, as it is now, in coding c?  Then *path
- * names the open entry ("/proc/self/fd/N": no path is followed again,
- * and an entry evicted meanwhile is still read whole) and *fi is its
- * file, fi->size the length of its coded bytes (what the default handler
- * sends).  (An entry exists only for a version the worker found settled:
+/* Does the cache hold r's file, as it is now, in coding c?  Then *fdp is
+ * the entry, open (closed with r->pool), *path a name for that open file
+ * ("/proc/self/fd/N": no path is followed again, and an entry evicted
+ * meanwhile is still read whole) and *fi its file, fi->size the length of
+ * its coded bytes (what the handler sends).  (An entry exists only for a version the worker found settled:
  * see adf_cache_entry.h.)  A damaged entry is removed. */
 int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
-                     const char **path, apr_finfo_t *fi);
+                     const char **path, apr_finfo_t *fi, const int **fdp);
 
 /* The SHA-256 of the coded bytes of the entry adf_cache_lookup found:
  * their ETag's. */
