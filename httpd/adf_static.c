@@ -159,18 +159,26 @@ static const int *open_sibling(request_rec *r, const char *path,
                          | (link ? 0 : O_NOFOLLOW))) < 0) {
         return NULL;
     }
-    held = apr_palloc(r->pool, sizeof(*held));
-    *held = fd;
-    apr_pool_cleanup_register(r->pool, held, close_fd, apr_pool_cleanup_null);
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
         || (apr_ino_t)st.st_ino != sfi->inode
         || (apr_dev_t)st.st_dev != sfi->device
         || (apr_off_t)st.st_size != sfi->size
         || apr_time_from_sec(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec / 1000
            != sfi->mtime) {
+        close(fd);
         return NULL;
     }
+    held = apr_palloc(r->pool, sizeof(*held));
+    *held = fd;
+    apr_pool_cleanup_register(r->pool, held, close_fd, apr_pool_cleanup_null);
     return held;
+}
+
+/* A sibling checked and not sent: closed now, not with the request (a
+ * slow client's response would hold every sibling looked at). */
+static void let_go(request_rec *r, const int *fd)
+{
+    apr_pool_cleanup_run(r->pool, (void *)fd, close_fd);
 }
 
 /* Is the sibling at path usable for F (finfo f)?  Fills *sfi, digest and
@@ -221,6 +229,7 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
     }
     adf_ident_of_finfo(&fid, f);
     if ((*mark = mark_of(**fdp, &fid, sfi->size, digest)) != MARK_OK) {
+        let_go(r, *fdp);
         return 0;
     }
     /* The mark vouches for the bytes the tool wrote, and the tool gives
@@ -229,6 +238,7 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
      * one, and would go out under the mark's digest. */
     if (sfi->mtime != f->mtime) {
         *mark = MARK_REWRITTEN;
+        let_go(r, *fdp);
         return 0;
     }
     return 1;
@@ -367,7 +377,11 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
                 adf_cache_queue(r, cache, 1u << ADF_IDENTITY);
             }
             if (dict) {
-                return;     /* the entry said what it could: no swap */
+                /* the entry said what it could: no swap */
+                if (hit) {
+                    adf_cache_let_go(r, fd);
+                }
+                return;
             }
 
             /* These bytes, and no others, under one tag: what the client
@@ -413,6 +427,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
     for (i = 0; pre && i < pc.nprefs; i++) {
         if (!checked[pc.prefs[i]]
             && sibling(r, pc.prefs[i], &path, &sfi, digest, &fd)) {
+            let_go(r, fd);
             adf_req(r)->vary = 1;
             break;
         }

@@ -13,11 +13,12 @@ use Apache::TestUtil;
 use File::Path qw(make_path);
 use POSIX qw(mkfifo);
 use Time::HiRes qw(sleep);
+use Socket qw(SOL_SOCKET SO_RCVBUF);
 use Apache::TestRequest ();
 use LWP::UserAgent ();
 use ADFTest;
 
-plan tests => 97;
+plan tests => 99;
 
 # Idle: on the fly at the top of the range (the tool's check below tells
 # a stale sibling by its reason, max or target).
@@ -366,4 +367,39 @@ if (-x $tool) {
 else {
     # The tool is built with the module: its absence is a broken build.
     holds 0, "adaptive-precompress beside the module ($tool)" for 1 .. 10;
+}
+
+# ---- siblings looked at and not sent are not held open ---------------------
+# The checks read a sibling through a descriptor (what is sent is what was
+# checked); one that is not sent is closed at once, not with the request:
+# slow clients of a large F would otherwise hold every sibling looked at
+# (here a fresh .gz, for Vary, and a stale .br) for as long as F takes.
+if (needs_root(2, 'the server\'s descriptors')) {
+    my $f = "$dir/slow.html";
+    spew($f, $orig x (8_000_000 / length $orig));
+    chmod 0644, $f;
+    utime $old, $old, $f;
+    make_sibling($f, 'gzip');
+    make_sibling($f, 'br', $decoy);
+    system('touch', '-d', '@' . ($old - 5), "$f.br") == 0 or die;
+    my @socks;
+    for (1 .. 3) {
+        my $s = IO::Socket::INET->new(PeerAddr => Apache::Test::vars('servername'),
+                                      PeerPort => Apache::Test::vars('port'))
+            or die "connect: $!";
+        setsockopt($s, SOL_SOCKET, SO_RCVBUF, 4096);
+        print $s "GET /static/slow.html HTTP/1.1\r\nHost: localhost\r\n\r\n";
+        sysread($s, my $got, 100);
+        push @socks, $s;
+    }
+    sleep 0.5;
+    my %open;
+    for my $fd (glob('/proc/[0-9]*/fd/*')) {
+        my $to = readlink($fd) // next;
+        $open{$1}++ if $to =~ m{^\Q$f\E(|\.gz|\.br)$};
+    }
+    close $_ for @socks;
+    ok t_cmp($open{''} // 0, 3, "sanity: three responses of F under way");
+    ok t_cmp(($open{'.gz'} // 0) + ($open{'.br'} // 0), 0,
+             'no sibling held open meanwhile');
 }

@@ -593,6 +593,11 @@ static apr_status_t close_fd(void *data)
     return APR_SUCCESS;
 }
 
+void adf_cache_let_go(request_rec *r, const int *fd)
+{
+    apr_pool_cleanup_run(r->pool, (void *)fd, close_fd);
+}
+
 /* Remove the damaged entry at dir/name, if it is still the file open on
  * st (the worker may have written a new one since). */
 static int remove_entry(const adf_cache_dir_t *dir, const char *name,
@@ -627,6 +632,7 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
      * (root's or a user's whom an ACL let in) is none of ours. */
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
         || st.st_uid != geteuid()) {
+        adf_cache_let_go(r, held);
         return 0;
     }
     if (!memo_get(&st, &cr->key, c, &m)) {
@@ -638,6 +644,7 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
                               "of %s: %s", dir->conf->dir, name,
                               r->filename, why);
             }
+            adf_cache_let_go(r, held);
             return 0;
         }
         memo_put(&m);
@@ -648,6 +655,7 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
     apr_os_file_put(&file, &fd, APR_READ, r->pool);
     if (apr_file_info_get(fi, APR_FINFO_MIN | APR_FINFO_IDENT
                               | APR_FINFO_OWNER, file) != APR_SUCCESS) {
+        adf_cache_let_go(r, held);
         return 0;
     }
     fi->fname = *path;

@@ -55,6 +55,9 @@ adf_cache_req_t *adf_cache_for(request_rec *r, const adf_dir_conf_t *dc);
 int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
                      const char **path, apr_finfo_t *fi, const int **fdp);
 
+/* The entry adf_cache_lookup opened, closed now: it will not be sent. */
+void adf_cache_let_go(request_rec *r, const int *fd);
+
 /* The SHA-256 of the coded bytes of the entry adf_cache_lookup found:
  * their ETag's. */
 const unsigned char *adf_cache_digest(const adf_cache_req_t *cr);
