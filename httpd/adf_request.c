@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <linux/tcp.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 adf_req_t *adf_req(request_rec *r)
 {
@@ -26,6 +27,27 @@ adf_req_t *adf_req(request_rec *r)
 adf_req_t *adf_req_peek(const request_rec *r)
 {
     return ap_get_module_config(r->request_config, &adaptive_deflate_module);
+}
+
+static apr_status_t close_held(void *data)
+{
+    close(*(int *)data);
+    return APR_SUCCESS;
+}
+
+const int *adf_req_hold_fd(request_rec *r, int fd)
+{
+    int *held = apr_palloc(r->pool, sizeof(*held));
+
+    *held = fd;
+    apr_pool_cleanup_register(r->pool, held, close_held,
+                              apr_pool_cleanup_null);
+    return held;
+}
+
+void adf_req_let_go(request_rec *r, const int *held)
+{
+    apr_pool_cleanup_run(r->pool, (void *)held, close_held);
 }
 
 static int env_off(const request_rec *r)

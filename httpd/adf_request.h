@@ -47,6 +47,11 @@ adf_req_t *adf_req(request_rec *r);
 /* Read the state without creating it: NULL when no hook set any. */
 adf_req_t *adf_req_peek(const request_rec *r);
 
+/* fd, held by the request: closed with r->pool, or at once by
+ * adf_req_let_go (a file looked at and not sent). */
+const int *adf_req_hold_fd(request_rec *r, int fd);
+void adf_req_let_go(request_rec *r, const int *held);
+
 /* The facts about this request and response the policy decides on, as
  * far as they are known now (status, type, headers); the caller fills
  * the length and the controller's output.  *h: the response's header

@@ -138,20 +138,13 @@ static mark_e mark_of(int fd, const adf_ident_t *f, apr_off_t size,
 
 #define SIBLING_WANTED (APR_FINFO_MIN | APR_FINFO_IDENT | APR_FINFO_OWNER)
 
-static apr_status_t close_fd(void *data)
-{
-    close(*(int *)data);
-    return APR_SUCCESS;
-}
-
-/* The sibling sfi names, opened (closed with r->pool) and still that file
+/* The sibling sfi names, opened (held by the request) and still that file
  * as it was: what is checked is what the handler sends, whatever is
  * renamed over the path meanwhile.  NULL if it cannot be read or changed. */
 static const int *open_sibling(request_rec *r, const char *path,
                                const apr_finfo_t *sfi, int link)
 {
     struct stat st;
-    int *held;
     int fd;
 
     /* not a FIFO's open that waits, should one take the name now */
@@ -168,17 +161,7 @@ static const int *open_sibling(request_rec *r, const char *path,
         close(fd);
         return NULL;
     }
-    held = apr_palloc(r->pool, sizeof(*held));
-    *held = fd;
-    apr_pool_cleanup_register(r->pool, held, close_fd, apr_pool_cleanup_null);
-    return held;
-}
-
-/* A sibling checked and not sent: closed now, not with the request (a
- * slow client's response would hold every sibling looked at). */
-static void let_go(request_rec *r, const int *fd)
-{
-    apr_pool_cleanup_run(r->pool, (void *)fd, close_fd);
+    return adf_req_hold_fd(r, fd);
 }
 
 /* Is the sibling at path usable for F (finfo f)?  Fills *sfi, digest and
@@ -229,7 +212,7 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
     }
     adf_ident_of_finfo(&fid, f);
     if ((*mark = mark_of(**fdp, &fid, sfi->size, digest)) != MARK_OK) {
-        let_go(r, *fdp);
+        adf_req_let_go(r, *fdp);
         return 0;
     }
     /* The mark vouches for the bytes the tool wrote, and the tool gives
@@ -238,7 +221,7 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
      * one, and would go out under the mark's digest. */
     if (sfi->mtime != f->mtime) {
         *mark = MARK_REWRITTEN;
-        let_go(r, *fdp);
+        adf_req_let_go(r, *fdp);
         return 0;
     }
     return 1;
@@ -379,7 +362,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
             if (dict) {
                 /* the entry said what it could: no swap */
                 if (hit) {
-                    adf_cache_let_go(r, fd);
+                    adf_req_let_go(r, fd);
                 }
                 return;
             }
@@ -427,7 +410,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
     for (i = 0; pre && i < pc.nprefs; i++) {
         if (!checked[pc.prefs[i]]
             && sibling(r, pc.prefs[i], &path, &sfi, digest, &fd)) {
-            let_go(r, fd);
+            adf_req_let_go(r, fd);
             adf_req(r)->vary = 1;
             break;
         }

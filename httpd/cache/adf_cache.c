@@ -14,6 +14,7 @@
 #include "adf_children.h"
 #include "adf_retained.h"
 #include "adf_sampling.h"
+#include "adf_request.h"
 
 #include <apr_atomic.h>
 #include <apr_hash.h>
@@ -587,17 +588,6 @@ static const char *check_entry(const adf_cache_req_t *cr, adf_coding_e c,
     return NULL;
 }
 
-static apr_status_t close_fd(void *data)
-{
-    close(*(int *)data);
-    return APR_SUCCESS;
-}
-
-void adf_cache_let_go(request_rec *r, const int *fd)
-{
-    apr_pool_cleanup_run(r->pool, (void *)fd, close_fd);
-}
-
 /* Remove the damaged entry at dir/name, if it is still the file open on
  * st (the worker may have written a new one since). */
 static int remove_entry(const adf_cache_dir_t *dir, const char *name,
@@ -619,20 +609,19 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
     const char *why;
     struct stat st;
     memo_t m;
-    int fd, *held, keep, old;
+    const int *held;
+    int fd, keep, old;
 
     adf_cache_entry_name(name, cr->hash, c);
     if ((fd = openat(dir->fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
         return 0;
     }
-    held = apr_palloc(r->pool, sizeof(*held));
-    *held = fd;
-    apr_pool_cleanup_register(r->pool, held, close_fd, apr_pool_cleanup_null);
+    held = adf_req_hold_fd(r, fd);
     /* The worker, this user, writes every entry: another owner's file
      * (root's or a user's whom an ACL let in) is none of ours. */
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
         || st.st_uid != geteuid()) {
-        adf_cache_let_go(r, held);
+        adf_req_let_go(r, held);
         return 0;
     }
     if (!memo_get(&st, &cr->key, c, &m)) {
@@ -644,7 +633,7 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
                               "of %s: %s", dir->conf->dir, name,
                               r->filename, why);
             }
-            adf_cache_let_go(r, held);
+            adf_req_let_go(r, held);
             return 0;
         }
         memo_put(&m);
@@ -655,7 +644,7 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
     apr_os_file_put(&file, &fd, APR_READ, r->pool);
     if (apr_file_info_get(fi, APR_FINFO_MIN | APR_FINFO_IDENT
                               | APR_FINFO_OWNER, file) != APR_SUCCESS) {
-        adf_cache_let_go(r, held);
+        adf_req_let_go(r, held);
         return 0;
     }
     fi->fname = *path;
@@ -684,7 +673,7 @@ static int open_dict(request_rec *r, int index, const unsigned char *hash,
                      const char *path, struct stat *st, apr_uint64_t *h)
 {
     char name[ADF_CACHE_NAME_MAX];
-    int fd, *held;
+    int fd;
 
     *h = adf_cache_dict_hash(hash, adf_dict_match(r->pool, path));
     adf_cache_entry_name(name, *h, ADF_IDENTITY);
@@ -692,9 +681,7 @@ static int open_dict(request_rec *r, int index, const unsigned char *hash,
                      O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
         return -1;
     }
-    held = apr_palloc(r->pool, sizeof(*held));
-    *held = fd;
-    apr_pool_cleanup_register(r->pool, held, close_fd, apr_pool_cleanup_null);
+    adf_req_hold_fd(r, fd);
     if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)
         || st->st_uid != geteuid()) {
         return -1;

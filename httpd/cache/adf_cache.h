@@ -47,16 +47,14 @@ typedef struct adf_cache_req_t adf_cache_req_t;
 adf_cache_req_t *adf_cache_for(request_rec *r, const adf_dir_conf_t *dc);
 
 /* Does the cache hold r's file, as it is now, in coding c?  Then *fdp is
- * the entry, open (closed with r->pool), *path a name for that open file
- * ("/proc/self/fd/N": no path is followed again, and an entry evicted
- * meanwhile is still read whole) and *fi its file, fi->size the length of
- * its coded bytes (what the handler sends).  (An entry exists only for a version the worker found settled:
- * see adf_cache_entry.h.)  A damaged entry is removed. */
+ * the entry, open (held by the request: adf_req_hold_fd), *path a name
+ * for that open file ("/proc/self/fd/N": no path is followed again, and
+ * an entry evicted meanwhile is still read whole) and *fi its file,
+ * fi->size the length of its coded bytes (what the handler sends).  (An
+ * entry exists only for a version the worker found settled: see
+ * adf_cache_entry.h.)  A damaged entry is removed. */
 int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
                      const char **path, apr_finfo_t *fi, const int **fdp);
-
-/* The entry adf_cache_lookup opened, closed now: it will not be sent. */
-void adf_cache_let_go(request_rec *r, const int *fd);
 
 /* The SHA-256 of the coded bytes of the entry adf_cache_lookup found:
  * their ETag's. */
