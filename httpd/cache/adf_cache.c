@@ -441,8 +441,13 @@ static apr_pool_t *memo_pool;
 static apr_hash_t *memo;
 static apr_thread_mutex_t *memo_lock;
 
+/* The children's user, who writes every entry: they run as it from
+ * before child_init (drop_privileges) on; a lookup need not ask. */
+static uid_t child_euid;
+
 void adf_cache_child_init(apr_pool_t *pchild, server_rec *s)
 {
+    child_euid = geteuid();
     if (gen) {
         adf_cache_worker_child_init(pchild);
     }
@@ -455,21 +460,19 @@ void adf_cache_child_init(apr_pool_t *pchild, server_rec *s)
     memo = apr_hash_make(memo_pool);
 }
 
-static void memo_key(memo_key_t *k, const struct stat *st)
+static void memo_key(memo_key_t *k, const apr_finfo_t *fi)
 {
     memset(k, 0, sizeof(*k));
-    k->dev = (apr_uint64_t)st->st_dev;
-    k->ino = (apr_uint64_t)st->st_ino;
-    k->size = st->st_size;
-    k->mtime = apr_time_from_sec(st->st_mtim.tv_sec)
-               + st->st_mtim.tv_nsec / 1000;
-    k->ctime = apr_time_from_sec(st->st_ctim.tv_sec)
-               + st->st_ctim.tv_nsec / 1000;
+    k->dev = (apr_uint64_t)fi->device;
+    k->ino = (apr_uint64_t)fi->inode;
+    k->size = fi->size;
+    k->mtime = fi->mtime;
+    k->ctime = fi->ctime;
 }
 
-/* Was the file st checked before as holding src in coding c?  Then *m is
+/* Was the file fi checked before as holding src in coding c?  Then *m is
  * what was found. */
-static int memo_get(const struct stat *st, const adf_ident_t *src,
+static int memo_get(const apr_finfo_t *fi, const adf_ident_t *src,
                     adf_coding_e c, memo_t *m)
 {
     memo_key_t k;
@@ -479,7 +482,7 @@ static int memo_get(const struct stat *st, const adf_ident_t *src,
     if (!memo_lock || apr_thread_mutex_lock(memo_lock) != APR_SUCCESS) {
         return 0;
     }
-    memo_key(&k, st);
+    memo_key(&k, fi);
     found = apr_hash_get(memo, &k, sizeof(k));
     if (found && found->coding == c && adf_ident_same(&found->src, src)) {
         *m = *found;
@@ -534,12 +537,12 @@ adf_cache_req_t *adf_cache_for(request_rec *r, const adf_dir_conf_t *dc)
     return cr;
 }
 
-/* Why the entry open on fd (st) is not a whole entry of cr's file in
+/* Why the entry open on fd (fi) is not a whole entry of cr's file in
  * coding c; NULL when it is, with *m what was checked.  *keep: it is not
  * damaged, only of no use now (it holds another source: two keys, one
  * hash; or it could not be read); *old: an earlier release's entry. */
 static const char *check_entry(const adf_cache_req_t *cr, adf_coding_e c,
-                               int fd, const struct stat *st, memo_t *m,
+                               int fd, const apr_finfo_t *fi, memo_t *m,
                                int *keep, int *old)
 {
     unsigned char buf[16384];
@@ -549,7 +552,7 @@ static const char *check_entry(const adf_cache_req_t *cr, adf_coding_e c,
     ssize_t n;
 
     *keep = *old = 0;
-    switch (adf_cache_trailer_read(fd, st->st_size, &tr)) {
+    switch (adf_cache_trailer_read(fd, fi->size, &tr)) {
     case ADF_CACHE_TRAILER_OK:
         break;
     case ADF_CACHE_TRAILER_OLD:
@@ -579,7 +582,7 @@ static const char *check_entry(const adf_cache_req_t *cr, adf_coding_e c,
     if (crc != tr.crc) {
         return "its bytes do not match their CRC (damaged)";
     }
-    memo_key(&m->file, st);
+    memo_key(&m->file, fi);
     m->src = cr->key;
     m->coding = c;
     m->length = (apr_off_t)tr.length;
@@ -589,14 +592,15 @@ static const char *check_entry(const adf_cache_req_t *cr, adf_coding_e c,
 }
 
 /* Remove the damaged entry at dir/name, if it is still the file open on
- * st (the worker may have written a new one since). */
+ * fi (the worker may have written a new one since). */
 static int remove_entry(const adf_cache_dir_t *dir, const char *name,
-                        const struct stat *st)
+                        const apr_finfo_t *fi)
 {
     struct stat now;
 
     return fstatat(dir->fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0
-           && now.st_ino == st->st_ino && now.st_dev == st->st_dev
+           && (apr_ino_t)now.st_ino == fi->inode
+           && (apr_dev_t)now.st_dev == fi->device
            && unlinkat(dir->fd, name, 0) == 0;
 }
 
@@ -607,7 +611,6 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
     char name[ADF_CACHE_NAME_MAX];
     apr_file_t *file;
     const char *why;
-    struct stat st;
     memo_t m;
     const int *held;
     int fd, keep, old;
@@ -617,16 +620,18 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
         return 0;
     }
     held = adf_req_hold_fd(r, fd);
+    apr_os_file_put(&file, &fd, APR_READ, r->pool);
     /* The worker, this user, writes every entry: another owner's file
      * (root's or a user's whom an ACL let in) is none of ours. */
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
-        || st.st_uid != geteuid()) {
+    if (apr_file_info_get(fi, APR_FINFO_MIN | APR_FINFO_IDENT
+                              | APR_FINFO_OWNER, file) != APR_SUCCESS
+        || fi->filetype != APR_REG || fi->user != child_euid) {
         adf_req_let_go(r, held);
         return 0;
     }
-    if (!memo_get(&st, &cr->key, c, &m)) {
-        if ((why = check_entry(cr, c, fd, &st, &m, &keep, &old))) {
-            if (!keep && remove_entry(dir, name, &st) && !old) {
+    if (!memo_get(fi, &cr->key, c, &m)) {
+        if ((why = check_entry(cr, c, fd, fi, &m, &keep, &old))) {
+            if (!keep && remove_entry(dir, name, fi) && !old) {
                 apr_atomic_inc64(&gen->sh->counts[cr->index].corrupt);
                 ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
                               ADFLOGNO(00021) "removed cache entry %s/%s "
@@ -638,15 +643,10 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
         }
         memo_put(&m);
     }
-    /* The default handler opens the entry through this name for the
-     * open file, and sends this much of it: the coded bytes. */
+    /* A handler that opens the request's file by name (not ours: it
+     * sends from fd) reaches the entry through this name, and sends this
+     * much of it: the coded bytes. */
     *path = fd_path(r->pool, fd);
-    apr_os_file_put(&file, &fd, APR_READ, r->pool);
-    if (apr_file_info_get(fi, APR_FINFO_MIN | APR_FINFO_IDENT
-                              | APR_FINFO_OWNER, file) != APR_SUCCESS) {
-        adf_req_let_go(r, held);
-        return 0;
-    }
     fi->fname = *path;
     fi->size = m.length;
     *fdp = held;
@@ -683,7 +683,7 @@ static int open_dict(request_rec *r, int index, const unsigned char *hash,
     }
     adf_req_hold_fd(r, fd);
     if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)
-        || st->st_uid != geteuid()) {
+        || st->st_uid != child_euid) {
         return -1;
     }
     return fd;
