@@ -388,10 +388,34 @@ static int safety_net(adf_control_t *c, const adf_control_conf_t *conf,
     else if (++c->over >= ADF_CONTROL_TRIP) {
         c->over = 0;
         c->limited = 1;
-        c->budget = clamp(c->budget / 2, ADF_BUDGET_MIN, top);
+        c->ceiling = c->budget * ADF_CONTROL_CEIL;
+        c->budget = clamp(c->ceiling, ADF_BUDGET_MIN, top);
         return 1;
     }
     return 0;
+}
+
+/* The ceiling a trip left (safety_net), after the sample that ended
+ * the interval the budget in force was spent in: raised while the load at
+ * it reads under the goal, gone once the load is far under the goal or
+ * the ceiling reaches the top.  Not raised by the pause's own sample
+ * (nothing was compressed in it: 14-20 % at 1 Gbit/s, traced), which
+ * took the budget straight back to the one that tripped. */
+static void relax_ceiling(adf_control_t *c, double in_force, double sample,
+                          double goal, double top, int paused)
+{
+    if (c->ceiling <= 0 || paused) {
+        return;
+    }
+    if (sample < goal - ADF_CONTROL_FAR) {
+        c->ceiling *= ADF_CONTROL_STEP_MAX;     /* a lull */
+    }
+    else if (sample < goal && in_force >= c->ceiling * 0.99) {
+        c->ceiling *= ADF_CONTROL_CEIL_UP;
+    }
+    if (c->ceiling >= top) {
+        c->ceiling = 0;
+    }
 }
 
 /* The goal, of which the CPU target is the ceiling: what the bytes are
@@ -508,7 +532,8 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
 {
     double cap_ns = obs->capacity * obs->seconds * 1e9;
     double sample = obs->load, spent, used, rest, want, goal, top;
-    int saturated;
+    double in_force = c->budget;
+    int saturated, paused = c->limited;
 
     /* learn what the rungs cost; the top is what the top rung costs now */
     spent = learn(m, obs);
@@ -534,6 +559,7 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     used = sample > c->ema && sample >= conf->target + ADF_CONTROL_JUMP
            ? sample : c->ema;
     goal = goal_of(c, conf, obs);
+    relax_ceiling(c, in_force, sample, goal, top, paused);
     c->climbed |= used >= goal - ADF_CONTROL_FAR
                   || sample >= goal - ADF_CONTROL_FAR;
     /* What the load missed the goal by, added up (an integral term): the
@@ -556,7 +582,8 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     if (want >= top && c->budget > top * 0.9) {
         c->budget = top;   /* arrived: no asymptote at idle */
     }
-    c->budget = clamp(c->budget, ADF_BUDGET_MIN, top);
+    c->budget = clamp(c->budget, ADF_BUDGET_MIN,
+                      c->ceiling > 0 && c->ceiling < top ? c->ceiling : top);
 }
 
 double adf_control_effort(const adf_control_t *c)

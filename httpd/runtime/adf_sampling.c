@@ -170,6 +170,7 @@ static void sample(apr_time_t now)
     adf_load_sample_t ls;
     adf_obs_t *obs;
     double v;
+    char ceiling[48] = "";
     int was_limited = c->limited;
 
     apr_atomic_set64(&adf_shared->attempted, (apr_uint64_t)now);
@@ -200,6 +201,10 @@ static void sample(apr_time_t now)
     /* when the reading ended: one that blocked (a FIFO) is not old */
     apr_atomic_set64(&adf_shared->sampled, (apr_uint64_t)apr_time_now());
     apr_atomic_set32(&adf_shared->stale_logged, 0);
+    if (c->ceiling > 0) {
+        apr_snprintf(ceiling, sizeof(ceiling), " (at most %.3g since the "
+                     "limit)", c->ceiling);
+    }
     if (c->limited != was_limited) {
         ap_log_error(APLOG_MARK, APLOG_INFO, 0, adf_monitor->s, ADFLOGNO(00001)
                      "CPU load %.1f%%: compression %s", c->raw,
@@ -208,9 +213,10 @@ static void sample(apr_time_t now)
     }
     ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, adf_monitor->s,
                  "load sample %.1f%% (compression %.1f%%), smoothed %.1f%%, "
-                 "budget %.3g ns/byte%s, slow share %.2f (pid %"
+                 "budget %.3g ns/byte%s%s, slow share %.2f (pid %"
                  APR_PID_T_FMT ")", v, c->spent, c->ema, c->budget,
-                 c->limited ? ", limited" : "", c->slow_share, getpid());
+                 c->limited ? ", limited" : "", ceiling, c->slow_share,
+                 getpid());
 }
 
 /* A fresh start samples four times as often for its first samples: under
