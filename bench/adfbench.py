@@ -184,7 +184,9 @@ def make_pages(docroot, sizes=(10, 25, 50, 75, 100, 170), static=True, big_mb=8)
             raise HarnessError("%s is missing: build first (scripts/build)" % tool)
         sh([tool, "-q", st], "adaptive-precompress")
         size = os.path.getsize(os.path.join(st, "page.html.gz"))
-        extra.append(("plain.bin", size))
+        # the siblings' size, at the docroot and beside them (the same
+        # directory walk as theirs)
+        extra += [("plain.bin", size), (os.path.join("static", "plain.bin"), size)]
     if big_mb:
         extra.append(("big.bin", big_mb << 20))
     for name, size in extra:
