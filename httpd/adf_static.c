@@ -41,7 +41,6 @@
 #include <http_protocol.h>
 #include <http_request.h>
 
-#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <strings.h>
@@ -139,75 +138,82 @@ static mark_e mark_of(int fd, const adf_ident_t *f, apr_off_t size,
 
 #define SIBLING_WANTED (APR_FINFO_MIN | APR_FINFO_IDENT | APR_FINFO_OWNER)
 
-/* Every open of a sibling: not a FIFO's open that waits, should one take
- * the name (a FIFO or a device node, which only root makes, is opened
- * and closed at once), and no terminal becomes the child's. */
-#define SIBLING_OPEN (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-
-/* The sibling at path, a symbolic link, opened where the Options follow
- * it and it leads to a regular file; -1 if not. */
-static int open_link(request_rec *r, const char *path)
+/* The sibling sfi names, opened (held by the request) and still that file
+ * as it was: what is checked is what the handler sends, whatever is
+ * renamed over the path meanwhile.  NULL if it cannot be read or changed. */
+static const int *open_sibling(request_rec *r, const char *path,
+                               const apr_finfo_t *sfi, int link)
 {
-    int opts = ap_allow_options(r);
-    struct stat lst, st, ost;
+    struct stat st;
     int fd;
 
-    if (!(opts & (OPT_SYM_LINKS | OPT_SYM_OWNER))
-        || lstat(path, &lst) != 0 || !S_ISLNK(lst.st_mode)
-        || stat(path, &st) != 0 || !S_ISREG(st.st_mode)
-        || (!(opts & OPT_SYM_LINKS) && lst.st_uid != st.st_uid)) {
-        return -1;  /* (SymLinksIfOwnerMatch, and the owners differ) */
+    /* not a FIFO's open that waits, should one take the name now */
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK
+                         | (link ? 0 : O_NOFOLLOW))) < 0) {
+        return NULL;
     }
-    if ((fd = open(path, SIBLING_OPEN)) < 0) {
-        return -1;
-    }
-    /* still the file whose owner was compared */
-    if (fstat(fd, &ost) != 0 || ost.st_ino != st.st_ino
-        || ost.st_dev != st.st_dev) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
+        || (apr_ino_t)st.st_ino != sfi->inode
+        || (apr_dev_t)st.st_dev != sfi->device
+        || (apr_off_t)st.st_size != sfi->size
+        || apr_time_from_sec(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec / 1000
+           != sfi->mtime) {
         close(fd);
-        return -1;
+        return NULL;
     }
-    return fd;
+    return adf_req_hold_fd(r, fd);
 }
 
-/* Is the sibling at path usable for F (finfo f)?  It is opened first and
- * what is open is checked: that is what the handler sends, whatever is
- * renamed over the path meanwhile, and a missing sibling costs one failed
- * open.  Fills *sfi, digest and *fdp (it, open, held by the request);
- * *mark tells why a regular file is not. */
+/* Is the sibling at path usable for F (finfo f)?  Fills *sfi, digest and
+ * *fdp (it, open); *mark tells why a regular file is not. */
 static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
                   apr_finfo_t *sfi, mark_e *mark, unsigned char *digest,
                   const int **fdp)
 {
-    apr_file_t *file;
+    int opts = ap_allow_options(r);
+    apr_finfo_t lfi;
     adf_ident_t fid;
-    int fd;
 
     *mark = MARK_OK;
-    if ((fd = open(path, SIBLING_OPEN | O_NOFOLLOW)) < 0
-        && (errno != ELOOP || (fd = open_link(r, path)) < 0)) {
+    if (apr_stat(&lfi, path, SIBLING_WANTED | APR_FINFO_LINK, r->pool)
+        != APR_SUCCESS) {
         return 0;
     }
-    *fdp = adf_req_hold_fd(r, fd);
-    apr_os_file_put(&file, &fd, APR_FOPEN_READ, r->pool);
-    if (apr_file_info_get(sfi, SIBLING_WANTED, file) != APR_SUCCESS
-        || sfi->filetype != APR_REG) {
-        goto unusable;
+    if (lfi.filetype == APR_LNK) {
+        if (!(opts & (OPT_SYM_LINKS | OPT_SYM_OWNER))) {
+            return 0;
+        }
+        if (apr_stat(sfi, path, SIBLING_WANTED, r->pool) != APR_SUCCESS) {
+            return 0;
+        }
+        if (!(opts & OPT_SYM_LINKS) && lfi.user != sfi->user) {
+            return 0;   /* SymLinksIfOwnerMatch, and the owners differ */
+        }
     }
-    sfi->fname = path;
+    else {
+        *sfi = lfi;
+    }
+    if (sfi->filetype != APR_REG) {
+        return 0;
+    }
     if (sfi->size == 0 && f->size > 0) {
-        goto unusable;  /* an empty sibling is broken, not compressed */
+        return 0;   /* an empty sibling is broken, not compressed */
     }
     /* A mark is an extended attribute whoever writes the file may set: in
      * a directory others may write (a sticky /tmp-like one), another
      * user's file would stand for F.  F's owner or root wrote ours. */
     if (sfi->user != f->user && sfi->user != 0) {
         *mark = MARK_FOREIGN;
-        goto unusable;
+        return 0;
+    }
+    /* Opened by this process: readable, or the handler would answer 403. */
+    if (!(*fdp = open_sibling(r, path, sfi, lfi.filetype == APR_LNK))) {
+        return 0;
     }
     adf_ident_of_finfo(&fid, f);
-    if ((*mark = mark_of(fd, &fid, sfi->size, digest)) != MARK_OK) {
-        goto unusable;
+    if ((*mark = mark_of(**fdp, &fid, sfi->size, digest)) != MARK_OK) {
+        adf_req_let_go(r, *fdp);
+        return 0;
     }
     /* The mark vouches for the bytes the tool wrote, and the tool gives
      * them F's mtime: bytes written over since (the inode and its mark
@@ -215,13 +221,10 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
      * one, and would go out under the mark's digest. */
     if (sfi->mtime != f->mtime) {
         *mark = MARK_REWRITTEN;
-        goto unusable;
+        adf_req_let_go(r, *fdp);
+        return 0;
     }
     return 1;
-
-unusable:
-    adf_req_let_go(r, *fdp);
-    return 0;
 }
 
 /* Stale siblings are logged once per process and path: a line per
