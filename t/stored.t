@@ -21,6 +21,7 @@ use Compress::Zlib ();
 use Digest::SHA qw(sha256 sha256_hex);
 use File::Path qw(make_path);
 use File::Temp qw(tempdir);
+use LWP::UserAgent ();
 use POSIX ();
 use Time::HiRes qw(sleep time);
 use ADFTest;
@@ -31,7 +32,7 @@ use ADFTest;
 # servers' checks fail.
 my $one = $ENV{ADF_VALGRIND} ? 1 : 0;
 my @codings = codings();
-plan tests => 7 + 3 + 2 + 2 + 14 + 2 * @codings + 3 + 11
+plan tests => 7 + 3 + 2 + 2 + 1 + 14 + 2 * @codings + 3 + 11
     + ($one ? 0 : 3 + 5 + 2);
 
 my $root = docroot();
@@ -214,6 +215,31 @@ unlink "$root/cache/fifo/x.html";
     my ($hr, $hn) = wait_hit('/cache/plant/p.html', $c, 30);
     ok t_cmp(($hn->{cache} // '') eq 'hit' && decode_body($hr) eq $real ? 1 : 0, 1,
              'the worker makes it again, its own');
+}
+
+# ---- a FIFO in an entry's place holds no worker ----------------------------------
+# (the children's own user may write the directory, a CGI among them: a
+# request's open of an entry must not wait for a writer)
+{
+    my $cdir = serverroot() . '/adfcache';
+    make_path("$root/cache/ffe");
+    my $real = substr($text, 70000, 20000);
+    put("$root/cache/ffe/f.html", $real, $mtime);
+    wait_hit('/cache/ffe/f.html', $c);
+    my ($entry) = grep { (decode_as($c, substr(slurp($_), 0, -148)) // '') eq $real }
+                  glob("$cdir/*$ext");
+    defined $entry or die 'no entry decodes to the page';
+    unlink $entry or die "unlink $entry: $!";
+    POSIX::mkfifo($entry, 0644) or die "mkfifo: $!";
+    chown $nobody, $nogroup, $entry;
+    my $base = 'http://' . Apache::Test::vars('servername') . ':'
+               . Apache::Test::vars('port');
+    my $quick = LWP::UserAgent->new(timeout => 10);
+    my $r = $quick->get("$base/cache/ffe/f.html", 'Accept-Encoding' => $c);
+    ok t_cmp($r->code == 200 && (decode_body($r) // '') eq $real ? 1 : 0, 1,
+             'a FIFO in an entry\'s place: the page at once, not a worker '
+             . 'waiting in open()');
+    unlink $entry;
 }
 
 # ---- one ETag per body: two versions, one mtime, equal entry lengths ----------

@@ -441,13 +441,8 @@ static apr_pool_t *memo_pool;
 static apr_hash_t *memo;
 static apr_thread_mutex_t *memo_lock;
 
-/* The children's user, who writes every entry: they run as it from
- * before child_init (drop_privileges) on; a lookup need not ask. */
-static uid_t child_euid;
-
 void adf_cache_child_init(apr_pool_t *pchild, server_rec *s)
 {
-    child_euid = geteuid();
     if (gen) {
         adf_cache_worker_child_init(pchild);
     }
@@ -604,6 +599,11 @@ static int remove_entry(const adf_cache_dir_t *dir, const char *name,
            && unlinkat(dir->fd, name, 0) == 0;
 }
 
+/* How a request opens an entry or a kept dictionary: a FIFO put in the
+ * directory (by the children's own user: a CGI) must not hold a worker
+ * in open() until something writes to it. */
+#define ENTRY_OPEN (O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+
 int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
                      const char **path, apr_finfo_t *fi, const int **fdp)
 {
@@ -616,7 +616,7 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
     int fd, keep, old;
 
     adf_cache_entry_name(name, cr->hash, c);
-    if ((fd = openat(dir->fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+    if ((fd = openat(dir->fd, name, ENTRY_OPEN)) < 0) {
         return 0;
     }
     held = adf_req_hold_fd(r, fd);
@@ -625,7 +625,7 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
      * (root's or a user's whom an ACL let in) is none of ours. */
     if (apr_file_info_get(fi, APR_FINFO_MIN | APR_FINFO_IDENT
                               | APR_FINFO_OWNER, file) != APR_SUCCESS
-        || fi->filetype != APR_REG || fi->user != child_euid) {
+        || fi->filetype != APR_REG || fi->user != geteuid()) {
         adf_req_let_go(r, held);
         return 0;
     }
@@ -677,13 +677,12 @@ static int open_dict(request_rec *r, int index, const unsigned char *hash,
 
     *h = adf_cache_dict_hash(hash, adf_dict_match(r->pool, path));
     adf_cache_entry_name(name, *h, ADF_IDENTITY);
-    if ((fd = openat(gen->dir[index].fd, name,
-                     O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+    if ((fd = openat(gen->dir[index].fd, name, ENTRY_OPEN)) < 0) {
         return -1;
     }
     adf_req_hold_fd(r, fd);
     if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)
-        || st->st_uid != child_euid) {
+        || st->st_uid != geteuid()) {
         return -1;
     }
     return fd;
