@@ -388,8 +388,9 @@ static int safety_net(adf_control_t *c, const adf_control_conf_t *conf,
     else if (++c->over >= ADF_CONTROL_TRIP) {
         c->over = 0;
         c->limited = 1;
-        c->ceiling = c->budget * ADF_CONTROL_CEIL;
-        c->budget = clamp(c->ceiling, ADF_BUDGET_MIN, top);
+        c->ceiling = clamp(c->budget * ADF_CONTROL_CEIL, ADF_BUDGET_MIN, top);
+        c->ceiling_age = 0;
+        c->budget = c->ceiling;
         return 1;
     }
     return 0;
@@ -397,23 +398,27 @@ static int safety_net(adf_control_t *c, const adf_control_conf_t *conf,
 
 /* The ceiling a trip left (safety_net), after the sample that ended
  * the interval the budget in force was spent in: raised while the load at
- * it reads under the goal, gone once the load is far under the goal or
- * the ceiling reaches the top.  Not raised by the pause's own sample
- * (nothing was compressed in it: 14-20 % at 1 Gbit/s, traced), which
- * took the budget straight back to the one that tripped. */
+ * it reads under the goal, gone ADF_CONTROL_CEIL_HOLD seconds after the
+ * pause (an overload that has passed must not hold the budget down: a
+ * burner's trip left one that took 30-130 s to climb out of, in the unit
+ * plant) or once it reaches the top.  Not raised by the pause's own
+ * sample (nothing was compressed in it: 14-20 % at 1 Gbit/s, traced),
+ * which took the budget straight back to the one that tripped. */
 static void relax_ceiling(adf_control_t *c, double in_force, double sample,
-                          double goal, double top, int paused)
+                          double goal, double top, double seconds,
+                          int paused)
 {
     if (c->ceiling <= 0 || paused) {
         return;
     }
+    c->ceiling_age += seconds;
     if (sample < goal - ADF_CONTROL_FAR) {
         c->ceiling *= ADF_CONTROL_STEP_MAX;     /* a lull */
     }
     else if (sample < goal && in_force >= c->ceiling * 0.99) {
         c->ceiling *= ADF_CONTROL_CEIL_UP;
     }
-    if (c->ceiling >= top) {
+    if (c->ceiling >= top || c->ceiling_age >= ADF_CONTROL_CEIL_HOLD) {
         c->ceiling = 0;
     }
 }
@@ -547,6 +552,7 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     if (conf->fixed) {
         c->budget = top;        /* learns the costs, never steers */
         c->limited = 0;
+        c->ceiling = 0;
         return;
     }
     if (safety_net(c, conf, sample, top)) {
@@ -559,16 +565,18 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     used = sample > c->ema && sample >= conf->target + ADF_CONTROL_JUMP
            ? sample : c->ema;
     goal = goal_of(c, conf, obs);
-    relax_ceiling(c, in_force, sample, goal, top, paused);
+    relax_ceiling(c, in_force, sample, goal, top, obs->seconds, paused);
     c->climbed |= used >= goal - ADF_CONTROL_FAR
                   || sample >= goal - ADF_CONTROL_FAR;
     /* What the load missed the goal by, added up (an integral term): the
      * prediction's errors (requests that do not scale as it assumes, the
      * noise under a curved model) leave the load a point or two off the
      * goal at rest.  Only while the budget is free to move either way, so
-     * that an idle server or a saturated one winds up nothing; never past
-     * the limit's OFF mark. */
-    if (c->budget > ADF_BUDGET_MIN && c->budget < top && obs->eligible >= 1) {
+     * that an idle server, a saturated one or one held by the limit's
+     * ceiling winds up nothing; never past the limit's OFF mark. */
+    if (c->budget > ADF_BUDGET_MIN && c->budget < top
+        && !(c->ceiling > 0 && c->budget >= c->ceiling * 0.99)
+        && obs->eligible >= 1) {
         c->trim = clamp(c->trim + ADF_CONTROL_TRIM * (goal - used),
                         -ADF_CONTROL_TRIM_MAX, ADF_CONTROL_TRIM_MAX);
     }

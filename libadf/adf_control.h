@@ -33,13 +33,15 @@
 #define ADF_CONTROL_TRIM    0.2     /* share of the error added to the trim */
 #define ADF_CONTROL_TRIM_MAX 3.0    /* points, either way */
 #define ADF_CONTROL_STEP_OFF 8.0    /* ... the most it falls on a sample >= OFF */
-/* After the limit trips, the budget stays under a ceiling of this share
+/* After the limit trips, the budget resumes at a ceiling of this share
  * of the one that tripped it, raised by CEIL_UP a sample while the load
- * at it reads under the goal, gone at the top or once the load is
- * ADF_CONTROL_FAR under the goal: the pause's own low sample, followed
- * by the usual climb, took the budget back to the one that tripped. */
+ * at it reads under the goal (doubled in a lull ADF_CONTROL_FAR under
+ * it), gone at the top or CEIL_HOLD seconds after the pause: the pause's
+ * own low sample, followed by the usual climb, took the budget back to
+ * the one that tripped. */
 #define ADF_CONTROL_CEIL    0.9
 #define ADF_CONTROL_CEIL_UP 1.03
+#define ADF_CONTROL_CEIL_HOLD 6.0
 #define ADF_BUDGET_MIN      0.01    /* ns/B: effectively nothing */
 /* One budget for every client.  A client whose path takes longer per
  * byte than the dearest rung's CPU ("slow": the link, not the CPU, holds
@@ -117,6 +119,7 @@ typedef struct {
                                  * fell short of or over it (integral) */
     double ceiling;             /* ns/B the budget stays under since a
                                  * trip; 0: none */
+    double ceiling_age;         /* seconds it has held since the pause */
 } adf_control_t;
 
 /* A cheap starting budget: a fresh server under load must not begin at

@@ -460,6 +460,7 @@ int adf_shm_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                                                   &m->conf);
         adf_shared->control.budget = adf_shared->control.top;
         adf_shared->control.limited = 0;
+        adf_shared->control.ceiling = 0;
         publish(&adf_shared->control);
     }
     m->interval = adf_conf_interval(sc);
