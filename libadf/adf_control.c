@@ -396,6 +396,12 @@ static int safety_net(adf_control_t *c, const adf_control_conf_t *conf,
     return 0;
 }
 
+/* Is budget b pressing on the ceiling a trip left? */
+static int at_ceiling(const adf_control_t *c, double b)
+{
+    return c->ceiling > 0 && b >= c->ceiling * 0.99;
+}
+
 /* The ceiling a trip left (safety_net), after the sample that ended
  * the interval the budget in force was spent in: raised while the load at
  * it reads under the goal, gone ADF_CONTROL_CEIL_HOLD seconds after the
@@ -415,7 +421,7 @@ static void relax_ceiling(adf_control_t *c, double in_force, double sample,
     if (sample < goal - ADF_CONTROL_FAR) {
         c->ceiling *= ADF_CONTROL_STEP_MAX;     /* a lull */
     }
-    else if (sample < goal && in_force >= c->ceiling * 0.99) {
+    else if (sample < goal && at_ceiling(c, in_force)) {
         c->ceiling *= ADF_CONTROL_CEIL_UP;
     }
     if (c->ceiling >= top || c->ceiling_age >= ADF_CONTROL_CEIL_HOLD) {
@@ -550,9 +556,7 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     sample = clamp(sample, 0, 100);
     saturated = observe(c, conf, obs, sample, spent, cap_ns);
     if (conf->fixed) {
-        c->budget = top;        /* learns the costs, never steers */
-        c->limited = 0;
-        c->ceiling = 0;
+        adf_control_pin_top(c, top);    /* learns the costs, never steers */
         return;
     }
     if (safety_net(c, conf, sample, top)) {
@@ -575,8 +579,7 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
      * that an idle server, a saturated one or one held by the limit's
      * ceiling winds up nothing; never past the limit's OFF mark. */
     if (c->budget > ADF_BUDGET_MIN && c->budget < top
-        && !(c->ceiling > 0 && c->budget >= c->ceiling * 0.99)
-        && obs->eligible >= 1) {
+        && !at_ceiling(c, c->budget) && obs->eligible >= 1) {
         c->trim = clamp(c->trim + ADF_CONTROL_TRIM * (goal - used),
                         -ADF_CONTROL_TRIM_MAX, ADF_CONTROL_TRIM_MAX);
     }
@@ -592,6 +595,13 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     }
     c->budget = clamp(c->budget, ADF_BUDGET_MIN,
                       c->ceiling > 0 && c->ceiling < top ? c->ceiling : top);
+}
+
+void adf_control_pin_top(adf_control_t *c, double top)
+{
+    c->top = c->budget = top;
+    c->limited = 0;
+    c->ceiling = 0;
 }
 
 double adf_control_effort(const adf_control_t *c)

@@ -143,6 +143,11 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
  * which every response gets its top level. */
 double adf_control_top(const adf_model_t *m, const adf_control_conf_t *conf);
 
+/* No load source (conf->fixed): the top rung always, never limited, no
+ * ceiling; also what a graceful restart from a steering configuration
+ * starts from. */
+void adf_control_pin_top(adf_control_t *c, double top);
+
 /* The budget as a fraction of the top (log scale), for people: 0 .. 1. */
 double adf_control_effort(const adf_control_t *c);
 

@@ -456,11 +456,8 @@ int adf_shm_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     apr_atomic_inc64(&adf_shared->model_gen);
     if (m->conf.fixed) {
         /* no signal to wait for (also after a graceful restart from one) */
-        adf_shared->control.top = adf_control_top(&adf_shared->model,
-                                                  &m->conf);
-        adf_shared->control.budget = adf_shared->control.top;
-        adf_shared->control.limited = 0;
-        adf_shared->control.ceiling = 0;
+        adf_control_pin_top(&adf_shared->control,
+                            adf_control_top(&adf_shared->model, &m->conf));
         publish(&adf_shared->control);
     }
     m->interval = adf_conf_interval(sc);
