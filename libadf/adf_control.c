@@ -403,14 +403,15 @@ static int at_ceiling(const adf_control_t *c, double b)
 }
 
 /* The ceiling a trip left (safety_net), after the sample that ended
- * the interval the budget in force was spent in: raised while the load at
- * it reads under the goal, gone ADF_CONTROL_CEIL_HOLD seconds after the
- * pause (an overload that has passed must not hold the budget down: a
- * burner's trip left one that took 30-130 s to climb out of, in the unit
- * plant) or once it reaches the top.  Not raised by the pause's own
+ * the interval the budget in force was spent in (held: at the ceiling
+ * then): raised while the load at it reads under the goal, gone
+ * ADF_CONTROL_CEIL_HOLD seconds after the pause (an overload that has
+ * passed must not hold the budget down: a burner's trip left one that
+ * took 30-130 s to climb out of, in the unit plant) or once it reaches
+ * the top.  Not raised by the pause's own
  * sample (nothing was compressed in it: 14-20 % at 1 Gbit/s, traced),
  * which took the budget straight back to the one that tripped. */
-static void relax_ceiling(adf_control_t *c, double in_force, double sample,
+static void relax_ceiling(adf_control_t *c, int held, double sample,
                           double goal, double top, double seconds,
                           int paused)
 {
@@ -421,7 +422,7 @@ static void relax_ceiling(adf_control_t *c, double in_force, double sample,
     if (sample < goal - ADF_CONTROL_FAR) {
         c->ceiling *= ADF_CONTROL_STEP_MAX;     /* a lull */
     }
-    else if (sample < goal && at_ceiling(c, in_force)) {
+    else if (sample < goal && held) {
         c->ceiling *= ADF_CONTROL_CEIL_UP;
     }
     if (c->ceiling >= top || c->ceiling_age >= ADF_CONTROL_CEIL_HOLD) {
@@ -543,8 +544,7 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
 {
     double cap_ns = obs->capacity * obs->seconds * 1e9;
     double sample = obs->load, spent, used, rest, want, goal, top;
-    double in_force = c->budget;
-    int saturated, paused = c->limited;
+    int saturated, held, paused = c->limited;
 
     /* learn what the rungs cost; the top is what the top rung costs now */
     spent = learn(m, obs);
@@ -569,7 +569,8 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     used = sample > c->ema && sample >= conf->target + ADF_CONTROL_JUMP
            ? sample : c->ema;
     goal = goal_of(c, conf, obs);
-    relax_ceiling(c, in_force, sample, goal, top, obs->seconds, paused);
+    held = at_ceiling(c, c->budget);    /* in the interval, before relaxing */
+    relax_ceiling(c, held, sample, goal, top, obs->seconds, paused);
     c->climbed |= used >= goal - ADF_CONTROL_FAR
                   || sample >= goal - ADF_CONTROL_FAR;
     /* What the load missed the goal by, added up (an integral term): the
@@ -578,8 +579,8 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
      * goal at rest.  Only while the budget is free to move either way, so
      * that an idle server, a saturated one or one held by the limit's
      * ceiling winds up nothing; never past the limit's OFF mark. */
-    if (c->budget > ADF_BUDGET_MIN && c->budget < top
-        && !at_ceiling(c, c->budget) && obs->eligible >= 1) {
+    if (c->budget > ADF_BUDGET_MIN && c->budget < top && !held
+        && obs->eligible >= 1) {
         c->trim = clamp(c->trim + ADF_CONTROL_TRIM * (goal - used),
                         -ADF_CONTROL_TRIM_MAX, ADF_CONTROL_TRIM_MAX);
     }

@@ -391,6 +391,43 @@ START_TEST(limit_ceiling_lets_go)
 }
 END_TEST
 
+/* While the ceiling holds the budget, the integral term winds up
+ * nothing: the load under the goal there is the ceiling's doing, and a
+ * trim wound up meanwhile overshot the goal by 2-4 points for about 10 s
+ * once the ceiling let go (the review's plant).  And fixed mode (no load
+ * source) forgets any ceiling. */
+START_TEST(limit_ceiling_winds_up_nothing)
+{
+    plant_t pl = { 119.5e6, 51400, 1.33e-4, 1.64, 0, 0.03, 0, 1, 2.5 };
+    int i, held = 0;
+
+    fresh();
+    run(&pl, 60, 1);
+    pl.other = 80;
+    run(&pl, 20, 1);
+    pl.other = 0;
+    for (i = 0; i < 30; i++) {
+        double trim = ctl.trim, budget = ctl.budget, ceiling = ctl.ceiling;
+        int limited = ctl.limited;
+
+        step(&pl);
+        if (!limited && ceiling > 0 && budget >= 0.99 * ceiling
+            && ctl.ceiling > 0 && ctl.budget >= 0.99 * ctl.ceiling) {
+            ck_assert_msg(ctl.trim == trim, "%d s: trim %.2f -> %.2f under "
+                          "the ceiling", i, trim, ctl.trim);
+            held++;
+        }
+    }
+    ck_assert_int_ge(held, 1);      /* the ceiling did hold the budget */
+    pl.other = 80;
+    run(&pl, 20, 1);
+    ck_assert(ctl.ceiling > 0);
+    conf.fixed = 1;
+    step(&pl);
+    ck_assert(ctl.ceiling == 0 && !ctl.limited && ctl.budget == ctl.top);
+}
+END_TEST
+
 /* Issue 31's cell at a target of 94 (the limit at 99/97) with samples as
  * noisy as a 1 Gbit/s link makes them: samples over OFF trip the limit
  * now and then, and the pause's own sample reads low (nothing was
@@ -1007,6 +1044,7 @@ int main(void)
     adf_test(s, limit_hysteresis);
     adf_test(s, limit_release_stays_under_the_trip);
     adf_test(s, limit_ceiling_lets_go);
+    adf_test(s, limit_ceiling_winds_up_nothing);
     adf_test(s, fixed_never_steers);
     adf_test(s, slow_share_counts_the_measured);
     return adf_test_run(s);
