@@ -32,7 +32,7 @@ use ADFTest;
 # servers' checks fail.
 my $one = $ENV{ADF_VALGRIND} ? 1 : 0;
 my @codings = codings();
-plan tests => 7 + 3 + 2 + 2 + 1 + 14 + 2 * @codings + 3 + 11
+plan tests => 7 + 3 + 2 + 2 + 2 + 14 + 2 * @codings + 3 + 11
     + ($one ? 0 : 3 + 5 + 2);
 
 my $root = docroot();
@@ -239,7 +239,10 @@ unlink "$root/cache/fifo/x.html";
     ok t_cmp($r->code == 200 && (decode_body($r) // '') eq $real ? 1 : 0, 1,
              'a FIFO in an entry\'s place: the page at once, not a worker '
              . 'waiting in open()');
-    unlink $entry;
+    my ($hr, $hn) = wait_hit('/cache/ffe/f.html', $c, 30);
+    ok t_cmp(($hn->{cache} // '') eq 'hit' && -f $entry
+             && decode_body($hr) eq $real ? 1 : 0, 1,
+             'the worker replaces the FIFO with the entry');
 }
 
 # ---- one ETag per body: two versions, one mtime, equal entry lengths ----------

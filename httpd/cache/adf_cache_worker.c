@@ -567,11 +567,11 @@ static int read_source(job_t *j)
     return rc;
 }
 
-/* Does the index's file of coding c in rec still exist, as ours?  One
- * that went behind the index's back (a request dropped it as damaged, an
- * operator, tmpfiles, another server on the directory) or was replaced by
- * another user's is forgotten, to be made again: else the file would stay
- * a miss until the next restart. */
+/* Does the index's file of coding c in rec still exist, as a file of
+ * ours?  One that went behind the index's back (a request dropped it as
+ * damaged, an operator, tmpfiles, another server on the directory) or was
+ * replaced by another user's file or by a FIFO is forgotten, to be made
+ * again: else the file would stay a miss until the next restart. */
 static int still_there(const adf_cache_gen_t *g, int i, adf_cache_rec_t *rec,
                        adf_coding_e c)
 {
@@ -583,10 +583,11 @@ static int still_there(const adf_cache_gen_t *g, int i, adf_cache_rec_t *rec,
     }
     adf_cache_entry_name(name, rec->hash, c);
     if (fstatat(dfd(g, i), name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        if (st.st_uid == geteuid()) {
+        if (st.st_uid == geteuid() && S_ISREG(st.st_mode)) {
             return 1;
         }
-        /* not ours (planted: requests refuse it): made again */
+        /* not ours, or not a file (planted: a FIFO; requests refuse
+         * it): made again */
         unlinkat(dfd(g, i), name, 0);
     }
     else if (errno != ENOENT) {
