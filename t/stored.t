@@ -32,7 +32,7 @@ use ADFTest;
 # servers' checks fail.
 my $one = $ENV{ADF_VALGRIND} ? 1 : 0;
 my @codings = codings();
-plan tests => 7 + 3 + 2 + 2 + 2 + 14 + 2 * @codings + 3 + 11
+plan tests => 7 + 3 + 2 + 2 + 2 + 2 + 14 + 2 * @codings + 3 + 11
     + ($one ? 0 : 3 + 5 + 2);
 
 my $root = docroot();
@@ -243,6 +243,30 @@ unlink "$root/cache/fifo/x.html";
     ok t_cmp(($hn->{cache} // '') eq 'hit' && -f $entry
              && decode_body($hr) eq $real ? 1 : 0, 1,
              'the worker replaces the FIFO with the entry');
+}
+
+# ---- an entry copied back without -p keeps F's validators ---------------------
+# (a cache directory restored with plain cp: the bytes are the entry's,
+# vouched for by its trailer, but its mtime is the copy's.  Last-Modified
+# and the tag's mtime part stay F's, as when the worker wrote it: the
+# client's conditionals still match and no date from the future goes out.)
+{
+    my $cdir = serverroot() . '/adfcache';
+    make_path("$root/cache/cpb");
+    my $real = substr($text, 90000, 20000);
+    put("$root/cache/cpb/c.html", $real, $mtime);
+    my ($r1) = wait_hit('/cache/cpb/c.html', $c);
+    my ($entry) = grep { (decode_as($c, substr(slurp($_), 0, -148)) // '') eq $real }
+                  glob("$cdir/*$ext");
+    defined $entry or die 'no entry decodes to the page';
+    spew($entry, slurp($entry));    # written in place: its owner kept, mtime now
+    my ($r2, $n2) = fetch_noted('/cache/cpb/c.html', $c);
+    ok t_cmp(join(' | ', ($n2->{cache} // ''), decode_body($r2) eq $real ? 'same bytes' : 'other bytes',
+                  $r2->header('Last-Modified') // '', $r2->header('ETag') // ''),
+             join(' | ', 'hit', 'same bytes', $r1->header('Last-Modified') // '-',
+                  $r1->header('ETag') // '-'),
+             'an entry copied back: a hit under F\'s Last-Modified and the same tag');
+    ok t_cmp(abs((stat $entry)[9] - time) < 60 ? 1 : 0, 1, '(its mtime is the copy\'s)');
 }
 
 # ---- one ETag per body: two versions, one mtime, equal entry lengths ----------

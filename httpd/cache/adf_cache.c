@@ -649,6 +649,10 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
     *path = fd_path(r->pool, fd);
     fi->fname = *path;
     fi->size = m.length;
+    /* Last-Modified and the tag's date are F's: the worker dates entries
+     * so, but one copied back without -p would send its copy's date, weak
+     * and from after F's. */
+    fi->mtime = r->finfo.mtime;
     *fdp = held;
     memcpy(cr->digest, m.digest, ADF_DIGEST_LEN);
     memcpy(cr->source, m.source, ADF_DIGEST_LEN);
