@@ -10,6 +10,7 @@
 #include "adf_filter.h"
 #include "adf_fork.h"
 #include "adf_headers.h"
+#include "adf_memo.h"
 #include "adf_sampling.h"
 #include "adf_static.h"
 #include "adf_status.h"
@@ -66,6 +67,7 @@ static void adf_child_init(apr_pool_t *pchild, server_rec *s)
      * across a fork are held while the pool's lock is (adf_fork.c). */
     adf_codec_pool_init();
     adf_fork_child_init(pchild, s);
+    adf_memo_child_init(pchild);
     adf_static_child_init(pchild, s);
     adf_cache_child_init(pchild, s);
 }

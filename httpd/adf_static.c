@@ -33,6 +33,7 @@
 #include "adf_ident.h"
 #include "adf_request.h"
 #include "adf_counters.h"
+#include "adf_memo.h"
 
 #include <apr_strings.h>
 #include <apr_thread_mutex.h>
@@ -45,7 +46,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ADAPTIVE_DEFLATE_NAME (restore_name, below) */
@@ -142,7 +145,8 @@ static mark_e mark_of(int fd, const adf_ident_t *f, apr_off_t size,
  * as it was: what is checked is what the handler sends, whatever is
  * renamed over the path meanwhile.  NULL if it cannot be read or changed. */
 static const int *open_sibling(request_rec *r, const char *path,
-                               const apr_finfo_t *sfi, int link)
+                               const apr_finfo_t *sfi, int link,
+                               struct stat *stp)
 {
     struct stat st;
     int fd;
@@ -161,7 +165,45 @@ static const int *open_sibling(request_rec *r, const char *path,
         close(fd);
         return NULL;
     }
+    *stp = st;
     return adf_req_hold_fd(r, fd);
+}
+
+/* mark_of, remembered by the child for the sibling as it is (st): any
+ * change to it (a mark set or removed, bytes written, a rename or a
+ * link) moves its ctime.  Only once that ctime is settled
+ * (adf_ident_settled), on a filesystem that moves it: a mark removed
+ * within the same tick (the tool's undo when F changes under it) would
+ * keep the sibling's identity. */
+static mark_e mark_remembered(int fd, const struct stat *st,
+                              const adf_ident_t *f, unsigned char *digest)
+{
+    struct timespec clock;
+    struct statfs fs;
+    adf_ident_t sid;
+    adf_memo_t m;
+    adf_ts_t now;
+    mark_e mark;
+
+    adf_ident_of_stat(&sid, st);
+    if (adf_memo_get(&sid, f, ADF_MEMO_MARK, &m)) {
+        memcpy(digest, m.digest, ADF_DIGEST_LEN);
+        return MARK_OK;
+    }
+    if ((mark = mark_of(fd, f, (apr_off_t)st->st_size, digest)) != MARK_OK) {
+        return mark;
+    }
+    clock_gettime(CLOCK_REALTIME_COARSE, &clock);
+    now.sec = clock.tv_sec;
+    now.nsec = clock.tv_nsec;
+    if (adf_ident_settled(&sid, &now) && fstatfs(fd, &fs) == 0
+        && adf_fs_tracks_changes((long)fs.f_type)) {
+        memset(&m, 0, sizeof(m));
+        m.length = (apr_off_t)st->st_size;
+        memcpy(m.digest, digest, ADF_DIGEST_LEN);
+        adf_memo_put(&sid, f, ADF_MEMO_MARK, &m);
+    }
+    return MARK_OK;
 }
 
 /* Is the sibling at path usable for F (finfo f)?  Fills *sfi, digest and
@@ -173,6 +215,7 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
     int opts = ap_allow_options(r);
     apr_finfo_t lfi;
     adf_ident_t fid;
+    struct stat st;
 
     *mark = MARK_OK;
     if (apr_stat(&lfi, path, SIBLING_WANTED | APR_FINFO_LINK, r->pool)
@@ -207,11 +250,11 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
         return 0;
     }
     /* Opened by this process: readable, or the handler would answer 403. */
-    if (!(*fdp = open_sibling(r, path, sfi, lfi.filetype == APR_LNK))) {
+    if (!(*fdp = open_sibling(r, path, sfi, lfi.filetype == APR_LNK, &st))) {
         return 0;
     }
     adf_ident_of_finfo(&fid, f);
-    if ((*mark = mark_of(**fdp, &fid, sfi->size, digest)) != MARK_OK) {
+    if ((*mark = mark_remembered(**fdp, &st, &fid, digest)) != MARK_OK) {
         adf_req_let_go(r, *fdp);
         return 0;
     }

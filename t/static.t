@@ -18,7 +18,7 @@ use Apache::TestRequest ();
 use LWP::UserAgent ();
 use ADFTest;
 
-plan tests => 99;
+plan tests => 102;
 
 # Idle: on the fly at the top of the range (the tool's check below tells
 # a stale sibling by its reason, max or target).
@@ -301,6 +301,33 @@ for my $d (qw(vary varyoff)) {
     $vary = join(',', $r->header('Vary'));
     ok t_cmp($vary, qr/Accept-Encoding/i,
              "$d: so does F where a sibling exists ($vary)");
+}
+
+# ---- a mark is remembered only while the sibling is as it was ------------------
+# (each child reads a sibling's mark once per version of the sibling: a
+# mark removed or set later moves the sibling's ctime, and is read again)
+{
+    make_path("$dir/memo");
+    spew("$dir/memo/m.html", $orig);
+    chmod 0644, "$dir/memo/m.html";
+    utime $old, $old, "$dir/memo/m.html";
+    # the decoy's bytes, marked as F's: a response tells which was read
+    make_sibling("$dir/memo/m.html", 'gzip', $decoy);
+    sleep 2.1;      # settled, whatever the filesystem's grain
+    my $count = sub {
+        my ($tag, $want) = @_;
+        scalar grep {
+            (decode_body(fetch("/static/memo/m.html?$tag$_",
+                               'Accept-Encoding' => 'gzip')) // '') eq $want
+        } 1 .. 20;
+    };
+    ok t_cmp($count->('a', $decoy), 20, 'sanity: the marked sibling is served');
+    system('setfattr', '-x', 'user.adaptive_deflate', "$dir/memo/m.html.gz") == 0
+        or die 'setfattr -x';
+    ok t_cmp($count->('b', $orig), 20,
+             "its mark removed: F's bytes at once, from every child");
+    mark_sibling("$dir/memo/m.html", "$dir/memo/m.html.gz");
+    ok t_cmp($count->('c', $decoy), 20, 'its mark set again: served again');
 }
 
 # ---- the tool and the module agree about freshness ---------------------------------

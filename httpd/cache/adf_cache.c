@@ -15,11 +15,11 @@
 #include "adf_retained.h"
 #include "adf_sampling.h"
 #include "adf_request.h"
+#include "adf_memo.h"
 
 #include <apr_atomic.h>
 #include <apr_hash.h>
 #include <apr_strings.h>
-#include <apr_thread_mutex.h>
 #include <http_core.h>
 #include <http_protocol.h>
 #include <mod_status.h>
@@ -33,7 +33,6 @@
 #include <unistd.h>
 
 #define ADF_CACHE_RETAINED "mod_adaptive_deflate:cache"
-#define MEMO_MAX 8192           /* entries a child remembers as checked */
 
 struct adf_cache_req_t {
     int index;                  /* the cache directory */
@@ -420,87 +419,11 @@ int adf_cache_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     return OK;
 }
 
-/* ---- what a child remembers of the entries it checked --------------------- */
-
-typedef struct {
-    apr_uint64_t dev, ino;
-    apr_off_t size;
-    apr_time_t mtime, ctime;
-} memo_key_t;
-
-typedef struct {
-    memo_key_t file;
-    adf_ident_t src;            /* checked as holding this source */
-    adf_coding_e coding;
-    apr_off_t length;           /* of the coded bytes */
-    unsigned char digest[ADF_DIGEST_LEN];
-    unsigned char source[ADF_DIGEST_LEN];
-} memo_t;
-
-static apr_pool_t *memo_pool;
-static apr_hash_t *memo;
-static apr_thread_mutex_t *memo_lock;
-
 void adf_cache_child_init(apr_pool_t *pchild, server_rec *s)
 {
     if (gen) {
         adf_cache_worker_child_init(pchild);
     }
-    if (!gen || apr_pool_create(&memo_pool, pchild) != APR_SUCCESS
-        || apr_thread_mutex_create(&memo_lock, APR_THREAD_MUTEX_DEFAULT,
-                                   pchild) != APR_SUCCESS) {
-        memo_lock = NULL;
-        return;
-    }
-    memo = apr_hash_make(memo_pool);
-}
-
-static void memo_key(memo_key_t *k, const apr_finfo_t *fi)
-{
-    memset(k, 0, sizeof(*k));
-    k->dev = (apr_uint64_t)fi->device;
-    k->ino = (apr_uint64_t)fi->inode;
-    k->size = fi->size;
-    k->mtime = fi->mtime;
-    k->ctime = fi->ctime;
-}
-
-/* Was the file fi checked before as holding src in coding c?  Then *m is
- * what was found. */
-static int memo_get(const apr_finfo_t *fi, const adf_ident_t *src,
-                    adf_coding_e c, memo_t *m)
-{
-    memo_key_t k;
-    const memo_t *found;
-    int ok = 0;
-
-    if (!memo_lock || apr_thread_mutex_lock(memo_lock) != APR_SUCCESS) {
-        return 0;
-    }
-    memo_key(&k, fi);
-    found = apr_hash_get(memo, &k, sizeof(k));
-    if (found && found->coding == c && adf_ident_same(&found->src, src)) {
-        *m = *found;
-        ok = 1;
-    }
-    apr_thread_mutex_unlock(memo_lock);
-    return ok;
-}
-
-static void memo_put(const memo_t *checked)
-{
-    memo_t *m;
-
-    if (!memo_lock || apr_thread_mutex_lock(memo_lock) != APR_SUCCESS) {
-        return;
-    }
-    if (apr_hash_count(memo) >= MEMO_MAX) {
-        apr_pool_clear(memo_pool);
-        memo = apr_hash_make(memo_pool);
-    }
-    m = apr_pmemdup(memo_pool, checked, sizeof(*m));
-    apr_hash_set(memo, &m->file, sizeof(m->file), m);
-    apr_thread_mutex_unlock(memo_lock);
 }
 
 /* ---- requests --------------------------------------------------------------- */
@@ -537,7 +460,7 @@ adf_cache_req_t *adf_cache_for(request_rec *r, const adf_dir_conf_t *dc)
  * damaged, only of no use now (it holds another source: two keys, one
  * hash; or it could not be read); *old: an earlier release's entry. */
 static const char *check_entry(const adf_cache_req_t *cr, adf_coding_e c,
-                               int fd, const apr_finfo_t *fi, memo_t *m,
+                               int fd, const apr_finfo_t *fi, adf_memo_t *m,
                                int *keep, int *old)
 {
     unsigned char buf[16384];
@@ -577,9 +500,6 @@ static const char *check_entry(const adf_cache_req_t *cr, adf_coding_e c,
     if (crc != tr.crc) {
         return "its bytes do not match their CRC (damaged)";
     }
-    memo_key(&m->file, fi);
-    m->src = cr->key;
-    m->coding = c;
     m->length = (apr_off_t)tr.length;
     memcpy(m->digest, tr.digest, ADF_DIGEST_LEN);
     memcpy(m->source, tr.source, ADF_DIGEST_LEN);
@@ -611,7 +531,8 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
     char name[ADF_CACHE_NAME_MAX];
     apr_file_t *file;
     const char *why;
-    memo_t m;
+    adf_ident_t id;
+    adf_memo_t m;
     const int *held;
     int fd, keep, old;
 
@@ -629,7 +550,8 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
         adf_req_let_go(r, held);
         return 0;
     }
-    if (!memo_get(fi, &cr->key, c, &m)) {
+    adf_ident_of_finfo(&id, fi);
+    if (!adf_memo_get(&id, &cr->key, c, &m)) {
         if ((why = check_entry(cr, c, fd, fi, &m, &keep, &old))) {
             if (!keep && remove_entry(dir, name, fi) && !old) {
                 apr_atomic_inc64(&gen->sh->counts[cr->index].corrupt);
@@ -641,7 +563,7 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
             adf_req_let_go(r, held);
             return 0;
         }
-        memo_put(&m);
+        adf_memo_put(&id, &cr->key, c, &m);
     }
     /* A handler that opens the request's file by name (not ours: it
      * sends from fd) reaches the entry through this name, and sends this

@@ -1,0 +1,85 @@
+/* What a child remembers of the stored files it checked (adf_memo.h).
+ * A table per child under one lock, keyed by the file's identity; it is
+ * emptied when full rather than kept in order: a site with more stored
+ * files than that checks some of them again now and then. */
+#include "adf_memo.h"
+
+#include <apr_hash.h>
+#include <apr_thread_mutex.h>
+#include <string.h>
+
+#define MEMO_MAX 8192           /* files a child remembers as checked */
+
+typedef struct {
+    adf_ident_t file;
+    adf_ident_t src;            /* checked as holding this version */
+    int kind;
+    adf_memo_t found;
+} memo_t;
+
+static apr_pool_t *memo_pool;
+static apr_hash_t *memo;
+static apr_thread_mutex_t *memo_lock;
+
+void adf_memo_child_init(apr_pool_t *pchild)
+{
+    if (apr_pool_create(&memo_pool, pchild) != APR_SUCCESS
+        || apr_thread_mutex_create(&memo_lock, APR_THREAD_MUTEX_DEFAULT,
+                                   pchild) != APR_SUCCESS) {
+        memo_lock = NULL;
+        return;
+    }
+    memo = apr_hash_make(memo_pool);
+}
+
+/* The hash key: the identity's fields, padding zeroed. */
+static void key_of(adf_ident_t *k, const adf_ident_t *file)
+{
+    memset(k, 0, sizeof(*k));
+    k->dev = file->dev;
+    k->ino = file->ino;
+    k->size = file->size;
+    k->mtime = file->mtime;
+    k->ctime = file->ctime;
+}
+
+int adf_memo_get(const adf_ident_t *file, const adf_ident_t *src, int kind,
+                 adf_memo_t *m)
+{
+    adf_ident_t k;
+    const memo_t *found;
+    int ok = 0;
+
+    if (!memo_lock || apr_thread_mutex_lock(memo_lock) != APR_SUCCESS) {
+        return 0;
+    }
+    key_of(&k, file);
+    found = apr_hash_get(memo, &k, sizeof(k));
+    if (found && found->kind == kind && adf_ident_same(&found->src, src)) {
+        *m = found->found;
+        ok = 1;
+    }
+    apr_thread_mutex_unlock(memo_lock);
+    return ok;
+}
+
+void adf_memo_put(const adf_ident_t *file, const adf_ident_t *src, int kind,
+                  const adf_memo_t *m)
+{
+    memo_t *e;
+
+    if (!memo_lock || apr_thread_mutex_lock(memo_lock) != APR_SUCCESS) {
+        return;
+    }
+    if (apr_hash_count(memo) >= MEMO_MAX) {
+        apr_pool_clear(memo_pool);
+        memo = apr_hash_make(memo_pool);
+    }
+    e = apr_pcalloc(memo_pool, sizeof(*e));
+    key_of(&e->file, file);
+    e->src = *src;
+    e->kind = kind;
+    e->found = *m;
+    apr_hash_set(memo, &e->file, sizeof(e->file), e);
+    apr_thread_mutex_unlock(memo_lock);
+}
