@@ -370,12 +370,16 @@ static int observe(adf_control_t *c, const adf_control_conf_t *conf,
     return saturated;
 }
 
-/* The safety net: above OFF twice, nothing new is compressed until a
- * sample is below ON; then from half the budget that tripped it.  Returns
- * whether the net holds the budget this time. */
+/* The safety net: above OFF twice (three times for a target within the
+ * noise of OFF), nothing new is compressed until a sample is below ON;
+ * then from a ceiling under the budget that tripped it.  Returns whether
+ * the net holds the budget this time. */
 static int safety_net(adf_control_t *c, const adf_control_conf_t *conf,
                       double sample, double top)
 {
+    int trip = ADF_CONTROL_TRIP
+               + (conf->limit_off - conf->target < ADF_CONTROL_NOISE);
+
     if (c->limited) {
         if (sample >= conf->limit_on) {
             return 1;
@@ -385,7 +389,7 @@ static int safety_net(adf_control_t *c, const adf_control_conf_t *conf,
     else if (sample < conf->limit_off) {
         c->over = 0;
     }
-    else if (++c->over >= ADF_CONTROL_TRIP) {
+    else if (++c->over >= trip) {
         c->over = 0;
         c->limited = 1;
         c->ceiling = clamp(c->budget * ADF_CONTROL_CEIL, ADF_BUDGET_MIN, top);
