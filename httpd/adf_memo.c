@@ -7,11 +7,22 @@
 #include <apr_hash.h>
 #include <apr_thread_mutex.h>
 #include <string.h>
+#include <time.h>
 
 #define MEMO_MAX 8192           /* files a child remembers as checked */
 
+/* How far the wall clock may fall behind the monotonic one (slewing,
+ * at most 0.5 ms a second) before the table is forgotten: less than the
+ * 1 s a step must exceed to stamp a whole second again. */
+#define CLOCK_STEP_NS 500000000LL
+
 typedef struct {
     adf_ident_t file;
+    apr_uint64_t mnt;
+} memo_key_t;
+
+typedef struct {
+    memo_key_t key;
     adf_ident_t src;            /* checked as holding this version */
     int kind;
     adf_memo_t found;
@@ -20,6 +31,7 @@ typedef struct {
 static apr_pool_t *memo_pool;
 static apr_hash_t *memo;
 static apr_thread_mutex_t *memo_lock;
+static apr_int64_t memo_offset;     /* wall - monotonic clock, at most */
 
 void adf_memo_child_init(apr_pool_t *pchild)
 {
@@ -32,29 +44,54 @@ void adf_memo_child_init(apr_pool_t *pchild)
     memo = apr_hash_make(memo_pool);
 }
 
-/* The hash key: the identity's fields, padding zeroed. */
-static void key_of(adf_ident_t *k, const adf_ident_t *file)
+static apr_int64_t ns_of(clockid_t clock)
 {
-    memset(k, 0, sizeof(*k));
-    k->dev = file->dev;
-    k->ino = file->ino;
-    k->size = file->size;
-    k->mtime = file->mtime;
-    k->ctime = file->ctime;
+    struct timespec ts;
+
+    clock_gettime(clock, &ts);
+    return (apr_int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-int adf_memo_get(const adf_ident_t *file, const adf_ident_t *src, int kind,
-                 adf_memo_t *m)
+/* Under the lock: the table, emptied if the wall clock stepped back. */
+static apr_hash_t *table(void)
 {
-    adf_ident_t k;
+    apr_int64_t off = ns_of(CLOCK_REALTIME) - ns_of(CLOCK_MONOTONIC);
+
+    if (off < memo_offset - CLOCK_STEP_NS) {
+        apr_pool_clear(memo_pool);
+        memo = apr_hash_make(memo_pool);
+        memo_offset = off;
+    }
+    else if (off > memo_offset) {
+        memo_offset = off;
+    }
+    return memo;
+}
+
+/* The hash key: the identity's fields, padding zeroed. */
+static void key_of(memo_key_t *k, const adf_ident_t *file, apr_uint64_t mnt)
+{
+    memset(k, 0, sizeof(*k));
+    k->file.dev = file->dev;
+    k->file.ino = file->ino;
+    k->file.size = file->size;
+    k->file.mtime = file->mtime;
+    k->file.ctime = file->ctime;
+    k->mnt = mnt;
+}
+
+int adf_memo_get(const adf_ident_t *file, apr_uint64_t mnt,
+                 const adf_ident_t *src, int kind, adf_memo_t *m)
+{
+    memo_key_t k;
     const memo_t *found;
     int ok = 0;
 
     if (!memo_lock || apr_thread_mutex_lock(memo_lock) != APR_SUCCESS) {
         return 0;
     }
-    key_of(&k, file);
-    found = apr_hash_get(memo, &k, sizeof(k));
+    key_of(&k, file, mnt);
+    found = apr_hash_get(table(), &k, sizeof(k));
     if (found && found->kind == kind && adf_ident_same(&found->src, src)) {
         *m = found->found;
         ok = 1;
@@ -63,23 +100,23 @@ int adf_memo_get(const adf_ident_t *file, const adf_ident_t *src, int kind,
     return ok;
 }
 
-void adf_memo_put(const adf_ident_t *file, const adf_ident_t *src, int kind,
-                  const adf_memo_t *m)
+void adf_memo_put(const adf_ident_t *file, apr_uint64_t mnt,
+                  const adf_ident_t *src, int kind, const adf_memo_t *m)
 {
     memo_t *e;
 
     if (!memo_lock || apr_thread_mutex_lock(memo_lock) != APR_SUCCESS) {
         return;
     }
-    if (apr_hash_count(memo) >= MEMO_MAX) {
+    if (apr_hash_count(table()) >= MEMO_MAX) {
         apr_pool_clear(memo_pool);
         memo = apr_hash_make(memo_pool);
     }
     e = apr_pcalloc(memo_pool, sizeof(*e));
-    key_of(&e->file, file);
+    key_of(&e->key, file, mnt);
     e->src = *src;
     e->kind = kind;
     e->found = *m;
-    apr_hash_set(memo, &e->file, sizeof(e->file), e);
+    apr_hash_set(memo, &e->key, sizeof(e->key), e);
     apr_thread_mutex_unlock(memo_lock);
 }

@@ -47,6 +47,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -141,14 +142,34 @@ static mark_e mark_of(int fd, const adf_ident_t *f, apr_off_t size,
 
 #define SIBLING_WANTED (APR_FINFO_MIN | APR_FINFO_IDENT | APR_FINFO_OWNER)
 
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000U     /* Linux 6.8 */
+#endif
+
+/* What open_sibling found open: the file's identity to the nanosecond,
+ * and its mount's number, never reused (0: this kernel has none). */
+typedef struct {
+    adf_ident_t id;
+    apr_uint64_t mnt;
+} opened_t;
+
+static adf_ts_t ts_of(const struct statx_timestamp *t)
+{
+    adf_ts_t ts;
+
+    ts.sec = t->tv_sec;
+    ts.nsec = t->tv_nsec;
+    return ts;
+}
+
 /* The sibling sfi names, opened (held by the request) and still that file
  * as it was: what is checked is what the handler sends, whatever is
  * renamed over the path meanwhile.  NULL if it cannot be read or changed. */
 static const int *open_sibling(request_rec *r, const char *path,
                                const apr_finfo_t *sfi, int link,
-                               struct stat *stp)
+                               opened_t *o)
 {
-    struct stat st;
+    struct statx sx;
     int fd;
 
     /* not a FIFO's open that waits, should one take the name now */
@@ -156,52 +177,60 @@ static const int *open_sibling(request_rec *r, const char *path,
                          | (link ? 0 : O_NOFOLLOW))) < 0) {
         return NULL;
     }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
-        || (apr_ino_t)st.st_ino != sfi->inode
-        || (apr_dev_t)st.st_dev != sfi->device
-        || (apr_off_t)st.st_size != sfi->size
-        || apr_time_from_sec(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec / 1000
+    if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID_UNIQUE,
+              &sx) != 0
+        || !S_ISREG(sx.stx_mode)
+        || (apr_ino_t)sx.stx_ino != sfi->inode
+        || (apr_dev_t)makedev(sx.stx_dev_major, sx.stx_dev_minor)
+           != sfi->device
+        || (apr_off_t)sx.stx_size != sfi->size
+        || apr_time_from_sec(sx.stx_mtime.tv_sec) + sx.stx_mtime.tv_nsec / 1000
            != sfi->mtime) {
         close(fd);
         return NULL;
     }
-    *stp = st;
+    o->id.dev = (apr_uint64_t)sfi->device;
+    o->id.ino = sx.stx_ino;
+    o->id.size = (apr_int64_t)sx.stx_size;
+    o->id.mtime = ts_of(&sx.stx_mtime);
+    o->id.ctime = ts_of(&sx.stx_ctime);
+    o->mnt = sx.stx_mask & STATX_MNT_ID_UNIQUE ? sx.stx_mnt_id : 0;
     return adf_req_hold_fd(r, fd);
 }
 
-/* mark_of, remembered by the child for the sibling as it is (st): any
+/* mark_of, remembered by the child for the sibling as it is (o): any
  * change to it (a mark set or removed, bytes written, a rename or a
  * link) moves its ctime.  Only once that ctime is settled
- * (adf_ident_settled), on a filesystem that moves it: a mark removed
- * within the same tick (the tool's undo when F changes under it) would
- * keep the sibling's identity. */
-static mark_e mark_remembered(int fd, const struct stat *st,
+ * (adf_ident_settled), on a filesystem known to move it
+ * (adf_fs_ctime_proven), through a mount the kernel numbers for good: a
+ * mark removed within the same tick (the tool's undo when F changes
+ * under it) would keep the sibling's identity, and so may a remount of
+ * a cloned image on the same loop device. */
+static mark_e mark_remembered(int fd, const opened_t *o,
                               const adf_ident_t *f, unsigned char *digest)
 {
     struct timespec clock;
     struct statfs fs;
-    adf_ident_t sid;
     adf_memo_t m;
     adf_ts_t now;
     mark_e mark;
 
-    adf_ident_of_stat(&sid, st);
-    if (adf_memo_get(&sid, f, ADF_MEMO_MARK, &m)) {
+    if (o->mnt && adf_memo_get(&o->id, o->mnt, f, ADF_MEMO_MARK, &m)) {
         memcpy(digest, m.digest, ADF_DIGEST_LEN);
         return MARK_OK;
     }
-    if ((mark = mark_of(fd, f, (apr_off_t)st->st_size, digest)) != MARK_OK) {
+    if ((mark = mark_of(fd, f, (apr_off_t)o->id.size, digest)) != MARK_OK) {
         return mark;
     }
     clock_gettime(CLOCK_REALTIME_COARSE, &clock);
     now.sec = clock.tv_sec;
     now.nsec = clock.tv_nsec;
-    if (adf_ident_settled(&sid, &now) && fstatfs(fd, &fs) == 0
-        && adf_fs_tracks_changes((long)fs.f_type)) {
+    if (o->mnt && adf_ident_settled(&o->id, &now) && fstatfs(fd, &fs) == 0
+        && adf_fs_ctime_proven((long)fs.f_type)) {
         memset(&m, 0, sizeof(m));
-        m.length = (apr_off_t)st->st_size;
+        m.length = (apr_off_t)o->id.size;
         memcpy(m.digest, digest, ADF_DIGEST_LEN);
-        adf_memo_put(&sid, f, ADF_MEMO_MARK, &m);
+        adf_memo_put(&o->id, o->mnt, f, ADF_MEMO_MARK, &m);
     }
     return MARK_OK;
 }
@@ -215,7 +244,7 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
     int opts = ap_allow_options(r);
     apr_finfo_t lfi;
     adf_ident_t fid;
-    struct stat st;
+    opened_t o;
 
     *mark = MARK_OK;
     if (apr_stat(&lfi, path, SIBLING_WANTED | APR_FINFO_LINK, r->pool)
@@ -250,11 +279,11 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
         return 0;
     }
     /* Opened by this process: readable, or the handler would answer 403. */
-    if (!(*fdp = open_sibling(r, path, sfi, lfi.filetype == APR_LNK, &st))) {
+    if (!(*fdp = open_sibling(r, path, sfi, lfi.filetype == APR_LNK, &o))) {
         return 0;
     }
     adf_ident_of_finfo(&fid, f);
-    if ((*mark = mark_remembered(**fdp, &st, &fid, digest)) != MARK_OK) {
+    if ((*mark = mark_remembered(**fdp, &o, &fid, digest)) != MARK_OK) {
         adf_req_let_go(r, *fdp);
         return 0;
     }

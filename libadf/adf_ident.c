@@ -94,6 +94,25 @@ int adf_fs_tracks_changes(long f_type)
     return 1;
 }
 
+int adf_fs_ctime_proven(long f_type)
+{
+    static const unsigned long proven[] = {
+        0xef53,         /* ext2, ext3, ext4 */
+        0x58465342,     /* xfs */
+        0x9123683e,     /* btrfs */
+        0x01021994,     /* tmpfs */
+        0xf2f52010,     /* f2fs */
+    };
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(proven) / sizeof(proven[0]); i++) {
+        if ((unsigned long)f_type == proven[i]) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int adf_mark_format(char *buf, const adf_ident_t *f,
                     const unsigned char *digest)
 {

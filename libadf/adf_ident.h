@@ -69,6 +69,14 @@ int adf_ident_settled(const adf_ident_t *f, const adf_ts_t *now);
  * an edit with its mtime put back keeps the identity. */
 int adf_fs_tracks_changes(long f_type);
 
+/* Is this filesystem one whose ctime is known to move at every change of
+ * an inode, its extended attributes included, stamped by this kernel's
+ * clock: ext2/3/4, xfs, btrfs, tmpfs, f2fs?  What a child remembers of a
+ * file lasts only as long as its ctime (adf_memo): elsewhere (FUSE, a
+ * network filesystem, an overlay whose lower layer may be an image) the
+ * proof is read every time. */
+int adf_fs_ctime_proven(long f_type);
+
 /* The mark adaptive-precompress leaves on every sibling it writes: an
  * extended attribute holding the identity of the source it was made from
  * and the SHA-256 of the sibling's own bytes, "3 ino=N size=N

@@ -16,9 +16,10 @@ use Time::HiRes qw(sleep);
 use Socket qw(SOL_SOCKET SO_RCVBUF);
 use Apache::TestRequest ();
 use LWP::UserAgent ();
+use Digest::SHA qw(sha256_hex);
 use ADFTest;
 
-plan tests => 102;
+plan tests => 105;
 
 # Idle: on the fly at the top of the range (the tool's check below tells
 # a stale sibling by its reason, max or target).
@@ -328,6 +329,76 @@ for my $d (qw(vary varyoff)) {
              "its mark removed: F's bytes at once, from every child");
     mark_sibling("$dir/memo/m.html", "$dir/memo/m.html.gz");
     ok t_cmp($count->('c', $decoy), 20, 'its mark set again: served again');
+}
+
+my $remount_at;
+END { system("umount -l '$remount_at' 2>/dev/null") if $remount_at }
+
+# ---- a remount is another filesystem, whatever its device number ----------------
+# Two copies of one ext4 image of whole seconds, filled in the same second
+# (cloned images built in parallel): F and F.gz have the same inodes,
+# sizes and times in both, other bytes and marks.  Mounted one after the
+# other from the same loop device, the second's sibling goes out under
+# its own tag, never the first's remembered one.  (Root: not root, this
+# fails.)
+{
+    my $mnt = "$dir/remount";
+    my @img = map { serverroot() . "/remount$_.img" } 1, 2;
+    my @tmp = map { serverroot() . "/remount$_" } 1, 2;
+    my @v = map { ($_ x 3000) . "\n" } 'a', 'b';
+    my ($dev, $made);
+    make_path($mnt, @tmp);
+    $remount_at = $mnt;
+    if (system("truncate -s 8M '$img[0]' && mkfs.ext4 -q -F -I 128 '$img[0]'"
+               . " && cp '$img[0]' '$img[1]'") == 0) {
+        for my $try (1 .. 5) {
+            last if $made;
+            system("mount -o loop '$img[$_]' '$tmp[$_]'") == 0 or die "mount"
+                for 0, 1;
+            my $t = Time::HiRes::time();
+            sleep(int($t) + 1 - $t + 0.02);
+            my $sec = int(Time::HiRes::time());
+            for my $i (0, 1) {
+                spew("$tmp[$i]/m.html", $v[$i]);
+                chmod 0644, "$tmp[$i]/m.html";
+                utime $old, $old, "$tmp[$i]/m.html";
+                make_sibling("$tmp[$i]/m.html", 'gzip');
+            }
+            my @id = map { scalar `stat -c '%i %s %Y %Z' '$tmp[$_]/m.html' '$tmp[$_]/m.html.gz'` } 0, 1;
+            $made = int(Time::HiRes::time()) == $sec && $id[0] eq $id[1];
+            system('umount', $_) for @tmp;
+        }
+    }
+    ok t_cmp($made ? 1 : 0, 1, 'two images: one identity, other bytes');
+    chomp($dev = `losetup --find --show '$img[0]' 2>/dev/null` // '');
+    system('mount', $dev, $mnt) if $dev;
+    chmod 0755, $mnt;
+    sleep 2.1;      # settled: remembered from now on
+    my $first = grep {
+        (decode_body(fetch("/static/remount/m.html?a$_", 'Accept-Encoding' => 'gzip'))
+         // '') eq $v[0]
+    } 1 .. 20;
+    system('umount', $mnt);
+    system('losetup', '-d', $dev) if $dev;
+    my $same = $dev && system('losetup', $dev, $img[1]) == 0
+               && system('mount', $dev, $mnt) == 0;
+    my ($good, $bad) = (0, 0);
+    for (1 .. 20) {
+        my $r = fetch("/static/remount/m.html?b$_", 'Accept-Encoding' => 'gzip');
+        my $tag = $r->header('ETag') // '';
+        my $sent = $r->content // '';
+        ((decode_body($r) // '') eq $v[1]
+         && index($tag, '-gzip-pre.' . substr(sha256_hex($sent), 0, 16)) >= 0)
+            ? $good++ : $bad++;
+    }
+    ok t_cmp("$first, " . ($same ? 'remounted' : 'not remounted'),
+             '20, remounted', 'sanity: the first image\'s sibling served, then '
+             . 'the second on the same device');
+    ok t_cmp("$good good, $bad bad", '20 good, 0 bad',
+             'the second image\'s sibling, under its own tag');
+    system('umount', $mnt);
+    system('losetup', '-d', $dev) if $dev;
+    unlink @img;
 }
 
 # ---- the tool and the module agree about freshness ---------------------------------

@@ -551,7 +551,8 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
         return 0;
     }
     adf_ident_of_finfo(&id, fi);
-    if (!adf_memo_get(&id, &cr->key, c, &m)) {
+    /* (mnt 0: the directory, open since start-up, cannot be remounted) */
+    if (!adf_memo_get(&id, 0, &cr->key, c, &m)) {
         if ((why = check_entry(cr, c, fd, fi, &m, &keep, &old))) {
             if (!keep && remove_entry(dir, name, fi) && !old) {
                 apr_atomic_inc64(&gen->sh->counts[cr->index].corrupt);
@@ -563,7 +564,7 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
             adf_req_let_go(r, held);
             return 0;
         }
-        adf_memo_put(&id, &cr->key, c, &m);
+        adf_memo_put(&id, 0, &cr->key, c, &m);
     }
     /* A handler that opens the request's file by name (not ours: it
      * sends from fd) reaches the entry through this name, and sends this

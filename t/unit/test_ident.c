@@ -167,6 +167,23 @@ START_TEST(settled)
 }
 END_TEST
 
+/* Filesystems whose ctime follows every change: local ones the kernel
+ * stamps, by name; not images (squashfs), FAT, overlays (their lower
+ * layer may be an image), FUSE, NFS, or anything unknown. */
+START_TEST(ctime_proven)
+{
+    ck_assert(adf_fs_ctime_proven(0xef53));         /* ext4 */
+    ck_assert(adf_fs_ctime_proven(0x58465342));     /* xfs */
+    ck_assert(adf_fs_ctime_proven(0x01021994));     /* tmpfs */
+    ck_assert(!adf_fs_ctime_proven(0x73717368));    /* squashfs */
+    ck_assert(!adf_fs_ctime_proven(0x4d44));        /* vfat */
+    ck_assert(!adf_fs_ctime_proven(0x794c7630));    /* overlayfs */
+    ck_assert(!adf_fs_ctime_proven(0x65735546));    /* fuse */
+    ck_assert(!adf_fs_ctime_proven(0x6969));        /* nfs */
+    ck_assert(!adf_fs_ctime_proven(0));
+}
+END_TEST
+
 /* SHA-256 through libcrypto: the standard's test vectors. */
 START_TEST(digests)
 {
@@ -257,6 +274,7 @@ int main(void)
     adf_test(s, identity_equality);
     adf_test(s, marks);
     adf_test(s, settled);
+    adf_test(s, ctime_proven);
     adf_test(s, digests);
     adf_test(s, identity_sources);
     return adf_test_run(s);
