@@ -548,7 +548,8 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
 {
     double cap_ns = obs->capacity * obs->seconds * 1e9;
     double sample = obs->load, spent, used, rest, want, goal, top;
-    int saturated, held, paused = c->limited;
+    double before = c->budget;
+    int saturated, held, full, paused = c->limited;
 
     /* learn what the rungs cost; the top is what the top rung costs now */
     spent = learn(m, obs);
@@ -572,6 +573,17 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
      * counts at once. */
     used = sample > c->ema && sample >= conf->target + ADF_CONTROL_JUMP
            ? sample : c->ema;
+    /* A sample at OFF is the core full, whatever the smoothed load says:
+     * in a climb it lags the samples by a second or more.  Nothing rises
+     * on one, neither the budget nor the trim, and a second in a row is
+     * steered on as it reads (a start at a target of 94 climbed on the
+     * smoothed 67-87 % through three samples at 100 % and tripped the
+     * limit, traced at 1 Gbit/s x 50 KB; where two trip it, the net
+     * acts first). */
+    full = sample >= conf->limit_off;
+    if (full && c->prev_raw >= conf->limit_off) {
+        used = sample;
+    }
     goal = goal_of(c, conf, obs);
     held = at_ceiling(c, c->budget);    /* in the interval, before relaxing */
     relax_ceiling(c, held, sample, goal, top, obs->seconds, paused);
@@ -584,7 +596,7 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
      * that an idle server, a saturated one or one held by the limit's
      * ceiling winds up nothing; never past the limit's OFF mark. */
     if (c->budget > ADF_BUDGET_MIN && c->budget < top && !held
-        && obs->eligible >= 1) {
+        && obs->eligible >= 1 && !(full && goal > used)) {
         c->trim = clamp(c->trim + ADF_CONTROL_TRIM * (goal - used),
                         -ADF_CONTROL_TRIM_MAX, ADF_CONTROL_TRIM_MAX);
     }
@@ -598,7 +610,8 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     if (want >= top && c->budget > top * 0.9) {
         c->budget = top;   /* arrived: no asymptote at idle */
     }
-    c->budget = clamp(c->budget, ADF_BUDGET_MIN,
+    c->budget = clamp(full && c->budget > before ? before : c->budget,
+                      ADF_BUDGET_MIN,
                       c->ceiling > 0 && c->ceiling < top ? c->ceiling : top);
 }
 

@@ -730,6 +730,51 @@ START_TEST(over_off_cut_is_bounded_behind_a_link)
 }
 END_TEST
 
+/* A climb at a target of 94 (limit 99/97) whose smoothed load lags the
+ * samples: a sample at OFF raises nothing (the budget, the trim), a
+ * second in a row cuts, a third trips the limit.  The start traced at
+ * 1 Gbit/s x 50 KB climbed through three samples at 100 % on a smoothed
+ * 67-87 % and tripped it. */
+START_TEST(full_samples_stop_the_climb)
+{
+    adf_obs_t *o = calloc(1, sizeof(*o));
+    double cost, ratio, b0, t0, b1, b2;
+
+    fresh();
+    conf.target = 94;
+    conf.limit_off = 99;
+    conf.limit_on = 97;
+    ctl.budget = 2.0;
+    ctl.primed = 1;
+    ctl.climbed = 1;
+    ctl.raw = 90;
+    ctl.ema = 60;
+    ctl.slow_share = 1;
+    o->load = 100;
+    o->seconds = 1;
+    o->capacity = 1;
+    o->eligible = o->eligible_asked = o->eligible_slow = 2.5e9;
+    adf_model_rung(&model, CODING, 1, WHOLE, &cost, &ratio);
+    o->rung[CODING][1][WHOLE].bytes_in = 0.5 * 1e9 / cost;
+    b0 = ctl.budget;
+    t0 = ctl.trim;
+    adf_control_update(&ctl, &model, &conf, o);
+    b1 = ctl.budget;
+    ck_assert_msg(b1 <= b0 && ctl.trim <= t0, "one sample at OFF: budget "
+                  "%.3g -> %.3g, trim %.2f -> %.2f", b0, b1, t0, ctl.trim);
+    adf_control_update(&ctl, &model, &conf, o);
+    b2 = ctl.budget;
+    /* steered on the 100 % it reads, not the smoothed 94.5 % */
+    ck_assert_msg(b2 < 0.95 * b1 && !ctl.limited, "two: budget %.3g -> "
+                  "%.3g, limited %d", b1, b2, ctl.limited);
+    adf_control_update(&ctl, &model, &conf, o);
+    ck_assert(ctl.limited);
+    printf("full samples at target 94: budget %.3g, %.3g, %.3g, then "
+           "limited\n", b0, b1, b2);
+    free(o);
+}
+END_TEST
+
 /* Steady load with a noisy sample, at the higher goal of slow clients:
  * at most one change of rung pair per ten seconds on average, and the
  * safety net never trips. */
@@ -1070,6 +1115,7 @@ int main(void)
     adf_test(s, shared_link_uses_the_target);
     adf_test(s, noisy_shared_link_holds_the_goal);
     adf_test(s, limit_trips_on_load_not_noise);
+    adf_test(s, full_samples_stop_the_climb);
     adf_test(s, spike_is_followed);
     adf_test(s, over_off_cut_is_bounded_behind_a_link);
     adf_test(s, steady_load_is_calm);
