@@ -162,6 +162,33 @@ static adf_ts_t ts_of(const struct statx_timestamp *t)
     return ts;
 }
 
+/* What is open on fd: its type and *o.  -1 if it cannot be told. */
+static int identify(int fd, mode_t *mode, opened_t *o)
+{
+    struct statx sx;
+    struct stat st;
+
+    if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID_UNIQUE,
+              &sx) == 0) {
+        *mode = sx.stx_mode;
+        o->id.dev = (apr_uint64_t)makedev(sx.stx_dev_major, sx.stx_dev_minor);
+        o->id.ino = sx.stx_ino;
+        o->id.size = (apr_int64_t)sx.stx_size;
+        o->id.mtime = ts_of(&sx.stx_mtime);
+        o->id.ctime = ts_of(&sx.stx_ctime);
+        o->mnt = sx.stx_mask & STATX_MNT_ID_UNIQUE ? sx.stx_mnt_id : 0;
+        return 0;
+    }
+    /* a sandbox that knows no statx (ENOSYS, or a filter's EPERM) */
+    if (fstat(fd, &st) != 0) {
+        return -1;
+    }
+    *mode = st.st_mode;
+    adf_ident_of_stat(&o->id, &st);
+    o->mnt = 0;
+    return 0;
+}
+
 /* The sibling sfi names, opened (held by the request) and still that file
  * as it was: what is checked is what the handler sends, whatever is
  * renamed over the path meanwhile.  NULL if it cannot be read or changed. */
@@ -169,7 +196,7 @@ static const int *open_sibling(request_rec *r, const char *path,
                                const apr_finfo_t *sfi, int link,
                                opened_t *o)
 {
-    struct statx sx;
+    mode_t mode;
     int fd;
 
     /* not a FIFO's open that waits, should one take the name now */
@@ -177,24 +204,15 @@ static const int *open_sibling(request_rec *r, const char *path,
                          | (link ? 0 : O_NOFOLLOW))) < 0) {
         return NULL;
     }
-    if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID_UNIQUE,
-              &sx) != 0
-        || !S_ISREG(sx.stx_mode)
-        || (apr_ino_t)sx.stx_ino != sfi->inode
-        || (apr_dev_t)makedev(sx.stx_dev_major, sx.stx_dev_minor)
-           != sfi->device
-        || (apr_off_t)sx.stx_size != sfi->size
-        || apr_time_from_sec(sx.stx_mtime.tv_sec) + sx.stx_mtime.tv_nsec / 1000
+    if (identify(fd, &mode, o) != 0 || !S_ISREG(mode)
+        || (apr_ino_t)o->id.ino != sfi->inode
+        || (apr_dev_t)o->id.dev != sfi->device
+        || (apr_off_t)o->id.size != sfi->size
+        || apr_time_from_sec(o->id.mtime.sec) + o->id.mtime.nsec / 1000
            != sfi->mtime) {
         close(fd);
         return NULL;
     }
-    o->id.dev = (apr_uint64_t)sfi->device;
-    o->id.ino = sx.stx_ino;
-    o->id.size = (apr_int64_t)sx.stx_size;
-    o->id.mtime = ts_of(&sx.stx_mtime);
-    o->id.ctime = ts_of(&sx.stx_ctime);
-    o->mnt = sx.stx_mask & STATX_MNT_ID_UNIQUE ? sx.stx_mnt_id : 0;
     return adf_req_hold_fd(r, fd);
 }
 
