@@ -7,14 +7,8 @@
 #include <apr_hash.h>
 #include <apr_thread_mutex.h>
 #include <string.h>
-#include <time.h>
 
 #define MEMO_MAX 8192           /* files a child remembers as checked */
-
-/* How far the wall clock may fall behind the monotonic one (slewing,
- * at most 0.5 ms a second) before the table is forgotten: less than the
- * 1 s a step must exceed to stamp a whole second again. */
-#define CLOCK_STEP_NS 500000000LL
 
 typedef struct {
     adf_ident_t file;
@@ -31,7 +25,6 @@ typedef struct {
 static apr_pool_t *memo_pool;
 static apr_hash_t *memo;
 static apr_thread_mutex_t *memo_lock;
-static apr_int64_t memo_offset;     /* wall - monotonic clock, at most */
 
 void adf_memo_child_init(apr_pool_t *pchild)
 {
@@ -42,30 +35,6 @@ void adf_memo_child_init(apr_pool_t *pchild)
         return;
     }
     memo = apr_hash_make(memo_pool);
-}
-
-static apr_int64_t ns_of(clockid_t clock)
-{
-    struct timespec ts;
-
-    clock_gettime(clock, &ts);
-    return (apr_int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Under the lock: the table, emptied if the wall clock stepped back. */
-static apr_hash_t *table(void)
-{
-    apr_int64_t off = ns_of(CLOCK_REALTIME) - ns_of(CLOCK_MONOTONIC);
-
-    if (off < memo_offset - CLOCK_STEP_NS) {
-        apr_pool_clear(memo_pool);
-        memo = apr_hash_make(memo_pool);
-        memo_offset = off;
-    }
-    else if (off > memo_offset) {
-        memo_offset = off;
-    }
-    return memo;
 }
 
 /* The hash key: the identity's fields, padding zeroed. */
@@ -91,7 +60,7 @@ int adf_memo_get(const adf_ident_t *file, apr_uint64_t mnt,
         return 0;
     }
     key_of(&k, file, mnt);
-    found = apr_hash_get(table(), &k, sizeof(k));
+    found = apr_hash_get(memo, &k, sizeof(k));
     if (found && found->kind == kind && adf_ident_same(&found->src, src)) {
         *m = found->found;
         ok = 1;
@@ -108,7 +77,7 @@ void adf_memo_put(const adf_ident_t *file, apr_uint64_t mnt,
     if (!memo_lock || apr_thread_mutex_lock(memo_lock) != APR_SUCCESS) {
         return;
     }
-    if (apr_hash_count(table()) >= MEMO_MAX) {
+    if (apr_hash_count(memo) >= MEMO_MAX) {
         apr_pool_clear(memo_pool);
         memo = apr_hash_make(memo_pool);
     }

@@ -24,9 +24,7 @@ void adf_memo_child_init(apr_pool_t *pchild);
  * read through, where a remount may bring another filesystem with the
  * same device number and identities: a number the kernel never reuses,
  * or 0 where that cannot happen) found to hold src's version, checked as
- * kind?  Then *m is what was found.  A wall clock stepped back forgets
- * everything: a change in the seconds lived again could give a file a
- * ctime it had. */
+ * kind?  Then *m is what was found. */
 int adf_memo_get(const adf_ident_t *file, apr_uint64_t mnt,
                  const adf_ident_t *src, int kind, adf_memo_t *m);
 void adf_memo_put(const adf_ident_t *file, apr_uint64_t mnt,

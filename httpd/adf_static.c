@@ -218,12 +218,14 @@ static const int *open_sibling(request_rec *r, const char *path,
 
 /* mark_of, remembered by the child for the sibling as it is (o): any
  * change to it (a mark set or removed, bytes written, a rename or a
- * link) moves its ctime.  Only once that ctime is settled
- * (adf_ident_settled), on a filesystem known to move it
- * (adf_fs_ctime_proven), through a mount the kernel numbers for good: a
- * mark removed within the same tick (the tool's undo when F changes
- * under it) would keep the sibling's identity, and so may a remount of
- * a cloned image on the same loop device. */
+ * link) moves its ctime.  Only a ctime of nanoseconds (a whole second
+ * comes again when the wall clock is stepped back, and may be an image
+ * builder's normalised time), once settled (adf_ident_settled: a mark
+ * removed within the same tick, the tool's undo when F changes under
+ * it, would keep it), on a filesystem known to move it
+ * (adf_fs_ctime_proven), through a mount the kernel numbers for good (a
+ * cloned image remounted on the same loop device has the same device
+ * number and identities). */
 static mark_e mark_remembered(int fd, const opened_t *o,
                               const adf_ident_t *f, unsigned char *digest)
 {
@@ -243,7 +245,8 @@ static mark_e mark_remembered(int fd, const opened_t *o,
     clock_gettime(CLOCK_REALTIME_COARSE, &clock);
     now.sec = clock.tv_sec;
     now.nsec = clock.tv_nsec;
-    if (o->mnt && adf_ident_settled(&o->id, &now) && fstatfs(fd, &fs) == 0
+    if (o->mnt && o->id.ctime.nsec && adf_ident_settled(&o->id, &now)
+        && fstatfs(fd, &fs) == 0
         && adf_fs_ctime_proven((long)fs.f_type)) {
         memset(&m, 0, sizeof(m));
         m.length = (apr_off_t)o->id.size;

@@ -19,7 +19,7 @@ use LWP::UserAgent ();
 use Digest::SHA qw(sha256_hex);
 use ADFTest;
 
-plan tests => 105;
+plan tests => 108;
 
 # Idle: on the fly at the top of the range (the tool's check below tells
 # a stale sibling by its reason, max or target).
@@ -335,67 +335,110 @@ my $remount_at;
 END { system("umount -l '$remount_at' 2>/dev/null") if $remount_at }
 
 # ---- a remount is another filesystem, whatever its device number ----------------
-# Two copies of one ext4 image of whole seconds, filled in the same second
-# (cloned images built in parallel): F and F.gz have the same inodes,
-# sizes and times in both, other bytes and marks.  Mounted one after the
-# other from the same loop device, the second's sibling goes out under
-# its own tag, never the first's remembered one.  (Root: not root, this
-# fails.)
-{
-    my $mnt = "$dir/remount";
-    my @img = map { serverroot() . "/remount$_.img" } 1, 2;
-    my @tmp = map { serverroot() . "/remount$_" } 1, 2;
-    my @v = map { ($_ x 3000) . "\n" } 'a', 'b';
-    my ($dev, $made);
-    make_path($mnt, @tmp);
-    $remount_at = $mnt;
-    if (system("truncate -s 8M '$img[0]' && mkfs.ext4 -q -F -I 128 '$img[0]'"
-               . " && cp '$img[0]' '$img[1]'") == 0) {
-        for my $try (1 .. 5) {
-            last if $made;
-            system("mount -o loop '$img[$_]' '$tmp[$_]'") == 0 or die "mount"
-                for 0, 1;
-            my $t = Time::HiRes::time();
-            sleep(int($t) + 1 - $t + 0.02);
-            my $sec = int(Time::HiRes::time());
-            for my $i (0, 1) {
-                spew("$tmp[$i]/m.html", $v[$i]);
-                chmod 0644, "$tmp[$i]/m.html";
-                utime $old, $old, "$tmp[$i]/m.html";
-                make_sibling("$tmp[$i]/m.html", 'gzip');
-            }
-            my @id = map { scalar `stat -c '%i %s %Y %Z' '$tmp[$_]/m.html' '$tmp[$_]/m.html.gz'` } 0, 1;
-            $made = int(Time::HiRes::time()) == $sec && $id[0] eq $id[1];
-            system('umount', $_) for @tmp;
+# Two copies of one ext4 image (cloned images, built alike) whose F and
+# F.gz have the same inodes, sizes and times, to the nanosecond where the
+# inode keeps them (debugfs puts the first's back), but other bytes and
+# marks.  Mounted one after the other from the same loop device, the
+# second's sibling goes out under its own tag, never the first's
+# remembered one.  Whole seconds (128-byte inodes) and nanoseconds.
+# (Root: not root, this fails.)
+my @rv = map { ($_ x 3000) . "\n" } 'a', 'b';
+
+# Overwrite $f in place: its inode kept.
+sub overwrite {
+    my ($f, $data) = @_;
+    open(my $fh, '+<:raw', $f) or die "$f: $!";
+    truncate($fh, 0) or die;
+    print $fh $data;
+    close $fh or die;
+}
+
+# The two images for inodes of $isize bytes, or () if they could not be
+# made alike.
+sub cloned_images {
+    my ($isize) = @_;
+    my @img = map { serverroot() . "/remount$isize-$_.img" } 1, 2;
+    my $tmp = serverroot() . "/remount$isize";
+    my @files = ('m.html', 'm.html.gz');
+    make_path($tmp);
+    system("truncate -s 8M '$img[0]' && mkfs.ext4 -q -F -I $isize '$img[0]'"
+           . " && mount -o loop '$img[0]' '$tmp'") == 0 or return;
+    spew("$tmp/m.html", $rv[0]);
+    chmod 0644, "$tmp/m.html";
+    utime $old, $old, "$tmp/m.html";
+    make_sibling("$tmp/m.html", 'gzip');
+    my %st = map { $_ => [split ' ', `stat -c '%i %.9Y %.9Z' '$tmp/$_'`] } @files;
+    my $mark = `getfattr --only-values -n user.adaptive_deflate '$tmp/m.html.gz'`;
+    my $len = -s "$tmp/m.html.gz";
+    system('umount', $tmp);
+    system("cp '$img[0]' '$img[1]' && mount -o loop '$img[1]' '$tmp'") == 0
+        or return;
+    compress_to('gzip', $rv[1], "$tmp.gz");
+    my $gz = slurp("$tmp.gz");
+    unlink "$tmp.gz";
+    overwrite("$tmp/m.html", $rv[1]);
+    overwrite("$tmp/m.html.gz", $gz);
+    $mark =~ s/sha256=[0-9a-f]{64}/'sha256=' . sha256_hex($gz)/e;
+    system('setfattr', '-n', 'user.adaptive_deflate', '-v', $mark,
+           "$tmp/m.html.gz") == 0 or return;
+    system('umount', $tmp);
+    open(my $cmd, '>', "$tmp.cmd") or die;
+    for my $f (@files) {
+        my ($ino, @t) = @{$st{$f}};
+        for my $i (0, 1) {
+            my ($sec, $ns) = split /\./, $t[$i];
+            my $field = (qw(mtime ctime))[$i];
+            print $cmd "set_inode_field <$ino> $field \@$sec\n";
+            print $cmd "set_inode_field <$ino> ${field}_extra ", $ns << 2, "\n"
+                if $isize > 128;
         }
     }
-    ok t_cmp($made ? 1 : 0, 1, 'two images: one identity, other bytes');
-    chomp($dev = `losetup --find --show '$img[0]' 2>/dev/null` // '');
-    system('mount', $dev, $mnt) if $dev;
-    chmod 0755, $mnt;
-    sleep 2.1;      # settled: remembered from now on
+    close $cmd;
+    system("debugfs -w -f '$tmp.cmd' '$img[1]' >/dev/null 2>&1") == 0 or return;
+    my @ids = map {
+        system("mount -o loop,ro '$img[$_]' '$tmp'") == 0 or return;
+        my $id = `cd '$tmp' && stat -c '%i %s %.9Y %.9Z' @files`;
+        my $sha = sha256_hex(slurp("$tmp/m.html.gz"));
+        system('umount', $tmp);
+        [$id, $sha]
+    } 0, 1;
+    rmdir $tmp;
+    return $len == length $gz && $ids[0][0] eq $ids[1][0]
+           && $ids[0][1] ne $ids[1][1] ? @img : ();
+}
+
+for my $isize (128, 256) {
+    my $kind = $isize > 128 ? 'nanoseconds' : 'whole seconds';
+    my $mnt = "$dir/remount";
+    my @img = cloned_images($isize);
+    ok t_cmp(scalar @img, 2, "$kind: two images, one identity, other bytes");
+    make_path($mnt);
+    $remount_at = $mnt;
+    chomp(my $dev = @img ? `losetup --find --show '$img[0]' 2>/dev/null` // '' : '');
+    my $up = $dev && system('mount', $dev, $mnt) == 0;
+    sleep 0.5;      # settled, on a filesystem of nanoseconds
     my $first = grep {
-        (decode_body(fetch("/static/remount/m.html?a$_", 'Accept-Encoding' => 'gzip'))
-         // '') eq $v[0]
+        (decode_body(fetch("/static/remount/m.html?$isize-a$_",
+                           'Accept-Encoding' => 'gzip')) // '') eq $rv[0]
     } 1 .. 20;
-    system('umount', $mnt);
+    system('umount', $mnt) if $up;
     system('losetup', '-d', $dev) if $dev;
     my $same = $dev && system('losetup', $dev, $img[1]) == 0
                && system('mount', $dev, $mnt) == 0;
     my ($good, $bad) = (0, 0);
     for (1 .. 20) {
-        my $r = fetch("/static/remount/m.html?b$_", 'Accept-Encoding' => 'gzip');
+        my $r = fetch("/static/remount/m.html?$isize-b$_",
+                      'Accept-Encoding' => 'gzip');
         my $tag = $r->header('ETag') // '';
-        my $sent = $r->content // '';
-        ((decode_body($r) // '') eq $v[1]
-         && index($tag, '-gzip-pre.' . substr(sha256_hex($sent), 0, 16)) >= 0)
+        ((decode_body($r) // '') eq $rv[1]
+         && index($tag, '-gzip-pre.' . substr(sha256_hex($r->content // ''), 0, 16)) >= 0)
             ? $good++ : $bad++;
     }
     ok t_cmp("$first, " . ($same ? 'remounted' : 'not remounted'),
-             '20, remounted', 'sanity: the first image\'s sibling served, then '
-             . 'the second on the same device');
+             '20, remounted', "$kind: sanity: the first image's sibling served, "
+             . 'then the second on the same device');
     ok t_cmp("$good good, $bad bad", '20 good, 0 bad',
-             'the second image\'s sibling, under its own tag');
+             "$kind: the second image's sibling, under its own tag");
     system('umount', $mnt);
     system('losetup', '-d', $dev) if $dev;
     unlink @img;
