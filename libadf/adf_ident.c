@@ -71,9 +71,23 @@ int adf_ident_settled(const adf_ident_t *f, const adf_ts_t *now)
     return adf_ts_cmp(now, &after) > 0;
 }
 
+/* Is f_type one of the n filesystem types in list (linux/magic.h's)? */
+static int fs_listed(long f_type, const unsigned long *list, apr_size_t n)
+{
+    apr_size_t i;
+
+    for (i = 0; i < n; i++) {
+        if ((unsigned long)f_type == list[i]) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+#define FS_LISTED(t, list) fs_listed(t, list, sizeof(list) / sizeof(list[0]))
+
 int adf_fs_tracks_changes(long f_type)
 {
-    /* linux/magic.h's numbers */
     static const unsigned long untracked[] = {
         0x73717368,     /* squashfs */
         0xe0f5e1e2,     /* erofs */
@@ -84,14 +98,8 @@ int adf_fs_tracks_changes(long f_type)
         0x4d44,         /* msdos, vfat */
         0x2011bab0,     /* exfat */
     };
-    apr_size_t i;
 
-    for (i = 0; i < sizeof(untracked) / sizeof(untracked[0]); i++) {
-        if ((unsigned long)f_type == untracked[i]) {
-            return 0;
-        }
-    }
-    return 1;
+    return !FS_LISTED(f_type, untracked);
 }
 
 int adf_fs_ctime_proven(long f_type)
@@ -103,14 +111,8 @@ int adf_fs_ctime_proven(long f_type)
         0x01021994,     /* tmpfs */
         0xf2f52010,     /* f2fs */
     };
-    apr_size_t i;
 
-    for (i = 0; i < sizeof(proven) / sizeof(proven[0]); i++) {
-        if ((unsigned long)f_type == proven[i]) {
-            return 1;
-        }
-    }
-    return 0;
+    return FS_LISTED(f_type, proven);
 }
 
 int adf_mark_format(char *buf, const adf_ident_t *f,
