@@ -678,16 +678,13 @@ static void if_range_by_date(request_rec *r)
 /* Do the response's own headers, set after the swap looked (mod_headers),
  * say that F goes out as it is: encoded already (a pre-gzipped F.css.gz
  * labelled so), or not to be transformed?  *why says which. */
-static int as_is(request_rec *r, adf_reason_e *why)
+static int as_is(const adf_resp_fields_t *h, adf_reason_e *why)
 {
-    adf_resp_fields_t h;
-
-    adf_resp_fields(r, &h);
-    if (h.encoding) {
+    if (h->encoding) {
         *why = ADF_R_ENCODED;
         return 1;
     }
-    if (h.no_transform) {
+    if (h->no_transform) {
         *why = ADF_R_NO_TRANSFORM;
         return 1;
     }
@@ -695,8 +692,7 @@ static int as_is(request_rec *r, adf_reason_e *why)
 }
 
 /* Vary: Accept-Encoding, and Available-Dictionary where a dictionary
- * could change the answer.  h: the response's fields as read (NULL: read
- * them now). */
+ * could change the answer.  h: the response's fields as read. */
 static void vary(request_rec *r, const adf_resp_fields_t *h)
 {
     adf_merge_vary(r, h);
@@ -709,14 +705,15 @@ static void vary(request_rec *r, const adf_resp_fields_t *h)
  * validators of its own, unless the response's own headers, set after the
  * swap (mod_headers), say F goes out as it is. */
 static apr_status_t send_stored(ap_filter_t *f, apr_bucket_brigade *bb,
-                                const adf_req_t *st)
+                                const adf_req_t *st,
+                                const adf_resp_fields_t *h)
 {
     request_rec *r = f->r;
     adf_decision_t d;
     adf_reason_e why;
 
     memset(&d, 0, sizeof(d));
-    if (r->status != HTTP_NOT_MODIFIED && as_is(r, &why)
+    if (r->status != HTTP_NOT_MODIFIED && as_is(h, &why)
         && adf_static_unswap(r, bb, why == ADF_R_ENCODED) == APR_SUCCESS) {
         d.reason = why;
         d.vary = 1;
@@ -796,15 +793,19 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         return step_aside(f, bb);
     }
     st->claimed = 1;
+    if (st->vary || st->sibling || st->miss) {
+        /* the fields as mod_headers left them, read once for all three */
+        adf_resp_fields(r, &h);
+    }
     if (st->vary) {
         /* Here, after mod_headers: its "Header set Vary" replaces. */
-        vary(r, NULL);
+        vary(r, &h);
     }
     adf_dict_advertise(r);
     if (st->sibling) {
-        return send_stored(f, bb, st);
+        return send_stored(f, bb, st, &h);
     }
-    if (st->miss && r->status == HTTP_OK && !as_is(r, &why)) {
+    if (st->miss && r->status == HTTP_OK && !as_is(&h, &why)) {
         /* F goes out as itself or on the fly: the worker may make it */
         adf_cache_miss(r, st->miss, st->miss_codings);
     }

