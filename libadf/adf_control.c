@@ -370,6 +370,12 @@ static int observe(adf_control_t *c, const adf_control_conf_t *conf,
     return saturated;
 }
 
+/* Is the target within a sample's noise of the limit's OFF mark? */
+static int near_off(const adf_control_conf_t *conf)
+{
+    return conf->limit_off - conf->target < ADF_CONTROL_NOISE;
+}
+
 /* The safety net: above OFF twice (three times for a target within the
  * noise of OFF), nothing new is compressed until a sample is below ON;
  * then from a ceiling under the budget that tripped it.  Returns whether
@@ -377,8 +383,7 @@ static int observe(adf_control_t *c, const adf_control_conf_t *conf,
 static int safety_net(adf_control_t *c, const adf_control_conf_t *conf,
                       double sample, double top)
 {
-    int trip = ADF_CONTROL_TRIP
-               + (conf->limit_off - conf->target < ADF_CONTROL_NOISE);
+    int trip = ADF_CONTROL_TRIP + near_off(conf);
 
     if (c->limited) {
         if (sample >= conf->limit_on) {
@@ -548,8 +553,8 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
 {
     double cap_ns = obs->capacity * obs->seconds * 1e9;
     double sample = obs->load, spent, used, rest, want, goal, top;
-    double before = c->budget;
-    int saturated, held, full, paused = c->limited;
+    double before = c->budget, from;
+    int saturated, held, full, hold, paused = c->limited, first;
 
     /* learn what the rungs cost; the top is what the top rung costs now */
     spent = learn(m, obs);
@@ -559,12 +564,32 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     }
     reference(c, m, obs);
     sample = clamp(sample, 0, 100);
+    first = !c->primed;
     saturated = observe(c, conf, obs, sample, spent, cap_ns);
+    from = c->risen_from;
+    c->risen_from = 0;
     if (conf->fixed) {
         adf_control_pin_top(c, top);    /* learns the costs, never steers */
         return;
     }
     if (safety_net(c, conf, sample, top)) {
+        return;
+    }
+    if (near_off(conf) && sample >= conf->limit_off && from > 0) {
+        /* A sample at OFF on the budget the last one raised, with no room
+         * between the target and OFF: the load the rise caused, not one
+         * from outside.  The budget it rose from read under the goal and
+         * this one at OFF: half way between them, in log space.  Halving
+         * it (as for a burner) took it far under, and climbing on went
+         * into the net: at 1 Gbit/s x 50 KB, a rise from 1.87 to 2.19
+         * ns/B read 72 % then 100 %, and the halved 1.09 ns/B served
+         * 45-50 % of the core for a second, most responses as identity
+         * behind the link (an early window at 0.78 of gzip 1 fixed in 2 of
+         * 6 traced starts); a rise from 1.86 to 2.28 read 85 % then 100 %
+         * three times and tripped the limit (2 of 6). */
+        c->budget = clamp(sqrt(from * c->budget), ADF_BUDGET_MIN,
+                          c->ceiling > 0 && c->ceiling < top ? c->ceiling
+                                                             : top);
         return;
     }
     /* The load steered on: smoothed (a steady goal is reached on the
@@ -585,6 +610,13 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
         used = sample;
     }
     goal = goal_of(c, conf, obs);
+    /* With a target near OFF the same holds for a sample over the goal:
+     * the core has no room left to the limit, and the smoothed load that
+     * lags it in a climb carried the budget past the point where the load
+     * stops rising (at 1 Gbit/s x 50 KB, 2.1 ns/B reads 95-100 %: a climb
+     * on a smoothed 67 % went on to 2.55, the load stayed at 100 % and the
+     * limit tripped, in the early window and every few seconds after). */
+    hold = full || (near_off(conf) && sample >= goal);
     held = at_ceiling(c, c->budget);    /* in the interval, before relaxing */
     relax_ceiling(c, held, sample, goal, top, obs->seconds, paused);
     c->climbed |= used >= goal - ADF_CONTROL_FAR
@@ -596,7 +628,7 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
      * that an idle server, a saturated one or one held by the limit's
      * ceiling winds up nothing; never past the limit's OFF mark. */
     if (c->budget > ADF_BUDGET_MIN && c->budget < top && !held
-        && obs->eligible >= 1 && !(full && goal > used)) {
+        && obs->eligible >= 1 && !(hold && goal > used)) {
         c->trim = clamp(c->trim + ADF_CONTROL_TRIM * (goal - used),
                         -ADF_CONTROL_TRIM_MAX, ADF_CONTROL_TRIM_MAX);
     }
@@ -610,9 +642,12 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     if (want >= top && c->budget > top * 0.9) {
         c->budget = top;   /* arrived: no asymptote at idle */
     }
-    c->budget = clamp(full && c->budget > before ? before : c->budget,
+    c->budget = clamp(hold && c->budget > before ? before : c->budget,
                       ADF_BUDGET_MIN,
                       c->ceiling > 0 && c->ceiling < top ? c->ceiling : top);
+    /* (not the start's first sample: partial, it reads under the goal
+     * on a core a load is about to fill, and its rise is the start's) */
+    c->risen_from = !first && c->budget > before ? before : 0;
 }
 
 void adf_control_pin_top(adf_control_t *c, double top)

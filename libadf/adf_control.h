@@ -125,6 +125,8 @@ typedef struct {
     double ceiling;             /* ns/B the budget stays under since a
                                  * trip; 0: none */
     double ceiling_age;         /* seconds it has held since the pause */
+    double risen_from;          /* the budget before the last update raised
+                                 * it; 0: that update did not */
 } adf_control_t;
 
 /* A cheap starting budget: a fresh server under load must not begin at

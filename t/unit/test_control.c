@@ -730,6 +730,35 @@ START_TEST(over_off_cut_is_bounded_behind_a_link)
 }
 END_TEST
 
+/* A controller in a climb at target (OFF at 99, ON at 97) with budget
+ * b, the last sample raw and the smoothed load ema, its clients slow;
+ * and an interval's observations reading load (for the caller to free). */
+static adf_obs_t *climbing(int target, double b, double raw, double ema,
+                           double load)
+{
+    adf_obs_t *o = calloc(1, sizeof(*o));
+    double cost, ratio;
+
+    fresh();
+    conf.target = target;
+    conf.limit_off = 99;
+    conf.limit_on = 97;
+    ctl.budget = b;
+    ctl.primed = 1;
+    ctl.climbed = 1;
+    ctl.raw = raw;
+    ctl.ema = ema;
+    ctl.slow_share = 1;
+    ctl.slow_known = 1;
+    o->load = load;
+    o->seconds = 1;
+    o->capacity = 1;
+    o->eligible = o->eligible_asked = o->eligible_slow = 2.5e9;
+    adf_model_rung(&model, CODING, 1, WHOLE, &cost, &ratio);
+    o->rung[CODING][1][WHOLE].bytes_in = 0.5 * 1e9 / cost;
+    return o;
+}
+
 /* A climb at a target of 94 (limit 99/97) whose smoothed load lags the
  * samples: a sample at OFF raises nothing (the budget, the trim), a
  * second in a row cuts, a third trips the limit.  The start traced at
@@ -737,25 +766,9 @@ END_TEST
  * 67-87 % and tripped it. */
 START_TEST(full_samples_stop_the_climb)
 {
-    adf_obs_t *o = calloc(1, sizeof(*o));
-    double cost, ratio, b0, t0, b1, b2;
+    adf_obs_t *o = climbing(94, 2.0, 90, 60, 100);
+    double b0, t0, b1, b2;
 
-    fresh();
-    conf.target = 94;
-    conf.limit_off = 99;
-    conf.limit_on = 97;
-    ctl.budget = 2.0;
-    ctl.primed = 1;
-    ctl.climbed = 1;
-    ctl.raw = 90;
-    ctl.ema = 60;
-    ctl.slow_share = 1;
-    o->load = 100;
-    o->seconds = 1;
-    o->capacity = 1;
-    o->eligible = o->eligible_asked = o->eligible_slow = 2.5e9;
-    adf_model_rung(&model, CODING, 1, WHOLE, &cost, &ratio);
-    o->rung[CODING][1][WHOLE].bytes_in = 0.5 * 1e9 / cost;
     b0 = ctl.budget;
     t0 = ctl.trim;
     adf_control_update(&ctl, &model, &conf, o);
@@ -772,6 +785,72 @@ START_TEST(full_samples_stop_the_climb)
     printf("full samples at target 94: budget %.3g, %.3g, %.3g, then "
            "limited\n", b0, b1, b2);
     free(o);
+}
+END_TEST
+
+/* A target near OFF (94, OFF at 99): a sample over the goal raises
+ * neither the budget nor the trim, however far the smoothed load lags;
+ * a target further from OFF (90) still climbs on its smoothed load. */
+START_TEST(over_goal_near_off_raises_nothing)
+{
+    int target;
+
+    for (target = 94; target >= 90; target -= 4) {
+        adf_obs_t *o = climbing(target, 2.0, 80, 60, target + 2);
+        double b0 = ctl.budget, t0 = ctl.trim;
+
+        adf_control_update(&ctl, &model, &conf, o);
+        printf("target %d, a sample at %.0f %% on a smoothed 60 %%: budget "
+               "%.3g -> %.3g, trim %.2f -> %.2f\n", target, o->load, b0,
+               ctl.budget, t0, ctl.trim);
+        if (target == 94) {
+            ck_assert_msg(ctl.budget <= b0 && ctl.trim <= t0, "target 94: "
+                          "budget %.3g -> %.3g, trim %.2f -> %.2f", b0,
+                          ctl.budget, t0, ctl.trim);
+        }
+        else {
+            ck_assert_msg(ctl.budget > b0, "target 90: budget %.3g -> %.3g",
+                          b0, ctl.budget);
+        }
+        free(o);
+    }
+}
+END_TEST
+
+/* A jump into OFF on the budget the last sample raised: near OFF (94)
+ * the budget goes half way back to where it rose from (in log space);
+ * further from it (80) the jump counts as a load from outside and halves
+ * the budget, as before. */
+START_TEST(own_rise_into_off_steps_back)
+{
+    int target;
+
+    for (target = 94; target >= 80; target -= 14) {
+        /* under the goal: a rise */
+        adf_obs_t *o = climbing(target, 1.6, target - 44, target - 44,
+                                target - 22);
+        double b0 = ctl.budget, b1;
+
+        adf_control_update(&ctl, &model, &conf, o);
+        b1 = ctl.budget;
+        ck_assert_msg(b1 > b0, "target %d: no rise (%.3g -> %.3g)", target,
+                      b0, b1);
+        o->load = 100;              /* ... into OFF */
+        adf_control_update(&ctl, &model, &conf, o);
+        printf("target %d: budget %.3g, raised to %.3g, a sample at 100 %%: "
+               "%.3g\n", target, b0, b1, ctl.budget);
+        if (target == 94) {
+            ck_assert_msg(fabs(ctl.budget - sqrt(b0 * b1)) < 1e-9,
+                          "target 94: %.3g, not half way back to %.3g",
+                          ctl.budget, b0);
+        }
+        else {
+            ck_assert_msg(ctl.budget <= b1 / 2 + 1e-9, "target 80: %.3g, "
+                          "not halved from %.3g", ctl.budget, b1);
+        }
+        ck_assert(!ctl.limited);
+        free(o);
+    }
 }
 END_TEST
 
@@ -1116,6 +1195,8 @@ int main(void)
     adf_test(s, noisy_shared_link_holds_the_goal);
     adf_test(s, limit_trips_on_load_not_noise);
     adf_test(s, full_samples_stop_the_climb);
+    adf_test(s, over_goal_near_off_raises_nothing);
+    adf_test(s, own_rise_into_off_steps_back);
     adf_test(s, spike_is_followed);
     adf_test(s, over_off_cut_is_bounded_behind_a_link);
     adf_test(s, steady_load_is_calm);
