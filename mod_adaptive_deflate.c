@@ -76,16 +76,39 @@ static void adf_child_init(apr_pool_t *pchild, server_rec *s)
  * tags it gave those are made to match the handler's.  Elsewhere no tag
  * of ours was handed out (unless the filter is set by hand:
  * adf_insert_filter): the header goes to the handler (a CGI, a proxied
- * backend) exactly as the client sent it. */
-static int adf_fixup_conditionals(request_rec *r)
+ * backend) exactly as the client sent it.  Then a sibling or a cache
+ * entry asked for by its own name is turned away.  One hook for the
+ * three: each hook a request runs through costs its dispatch and a call
+ * on every response, and most have nothing to do here. */
+static int adf_fixups(request_rec *r)
 {
     const adf_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
                                                     &adaptive_deflate_module);
+    int rv;
 
     if (adf_conf_enabled(dc) || adf_conf_precompressed(dc)) {
         adf_strip_conditionals(r, adf_dict_held);
     }
-    return DECLINED;
+    rv = adf_static_guard(r);
+    return rv == DECLINED ? adf_cache_guard(r) : rv;
+}
+
+/* The module's handlers (the status page, a dictionary's URL), behind
+ * one test of the prefix their names share: most requests are neither. */
+static int adf_handler(request_rec *r)
+{
+    const char *h = r->handler, *p = ADF_HANDLER_PREFIX;
+
+    /* by hand: a name parts from the prefix within a character or two,
+     * where a strncmp costs its call and set-up */
+    while (h && *p && *h == *p) {
+        h++;
+        p++;
+    }
+    if (!h || *p) {
+        return DECLINED;
+    }
+    return *h == 's' ? adf_status_handler(r) : adf_dict_handler(r);
 }
 
 static int adf_log_transaction(request_rec *r)
@@ -104,21 +127,18 @@ static void adf_register_hooks(apr_pool_t *p)
     ap_hook_child_init(adf_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_log_transaction(adf_log_transaction, NULL, NULL,
                             APR_HOOK_MIDDLE);
-    ap_hook_fixups(adf_fixup_conditionals, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_fixups(adf_static_guard, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_fixups(adf_cache_guard, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_fixups(adf_fixups, NULL, NULL, APR_HOOK_MIDDLE);
     /* Last, so an explicit ADAPTIVE_DEFLATE is already there to be found;
      * the sibling swap waits for the filter's init function. */
     ap_hook_insert_filter(adf_insert_filter, NULL, NULL,
                           APR_HOOK_REALLY_LAST);
     APR_OPTIONAL_HOOK(ap, watchdog_need, adf_shm_watchdog_need, NULL, NULL,
                       APR_HOOK_MIDDLE);
-    ap_hook_handler(adf_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_handler(adf_handler, NULL, NULL, APR_HOOK_MIDDLE);
     /* A dictionary's URL before mod_alias and the core map it to a file. */
     ap_hook_translate_name(adf_dict_translate, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_map_to_storage(adf_dict_map_to_storage, NULL, NULL,
                            APR_HOOK_FIRST);
-    ap_hook_handler(adf_dict_handler, NULL, NULL, APR_HOOK_MIDDLE);
     /* the default handler's place, for siblings and cache hits: after
      * every handler that might claim the request */
     ap_hook_handler(adf_static_handler, NULL, NULL, APR_HOOK_REALLY_LAST - 1);

@@ -21,15 +21,13 @@ static const apr_array_header_t *dicts_of(const server_rec *s)
 
 /* ---- serving a dictionary ---------------------------------------------- */
 
-int adf_dict_translate(request_rec *r)
+/* adf_dict_translate where there are dictionaries; apart, so that a
+ * server without any pays for the one test alone. */
+static int __attribute__((noinline)) translate(request_rec *r)
 {
-    const apr_array_header_t *a;
+    const apr_array_header_t *a = dicts_of(r->server);
     int i;
 
-    if (!adf_config_dicts_used()) {
-        return DECLINED;    /* every request asks: one load */
-    }
-    a = dicts_of(r->server);
     for (i = 0; a && r->uri && i < a->nelts; i++) {
         const adf_dict_conf_t *dc = DICT_AT(a, i);
 
@@ -41,6 +39,11 @@ int adf_dict_translate(request_rec *r)
         }
     }
     return DECLINED;
+}
+
+int adf_dict_translate(request_rec *r)
+{
+    return adf_config_dicts_used() ? translate(r) : DECLINED;
 }
 
 int adf_dict_map_to_storage(request_rec *r)
@@ -92,8 +95,8 @@ void adf_dict_link(request_rec *r)
     const apr_array_header_t *a;
     int i;
 
-    if (!adf_config_dicts_used() || !(a = dicts_of(r->server))
-        || !r->content_type || strncasecmp(r->content_type, "text/html", 9)) {
+    if (!(a = dicts_of(r->server)) || !r->content_type
+        || strncasecmp(r->content_type, "text/html", 9)) {
         return;
     }
     for (i = 0; i < a->nelts; i++) {
@@ -244,10 +247,9 @@ const adf_dict_t *adf_dict_held(request_rec *r, const adf_accept_t *acc)
 
 void adf_dict_advertise(request_rec *r)
 {
-    const adf_req_t *st = adf_req_peek(r);
     const char *match, *quoted;
 
-    if (!st || !st->version_kept || r->status != HTTP_OK
+    if (r->status != HTTP_OK
         || !(match = adf_dict_match(r->pool, sent_path(r)))
         || !(quoted = adf_sf_quote(r->pool, match))) {
         return;

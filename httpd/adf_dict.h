@@ -10,7 +10,7 @@
 #include "adf_negotiate.h"
 #include "adf_config.h"
 
-#define ADF_DICT_HANDLER "adaptive-deflate-dictionary"
+#define ADF_DICT_HANDLER ADF_HANDLER_PREFIX "dictionary"
 /* translate_name: the URL of a dictionary is served by this module from
  * the bytes it read; map_to_storage: it is no file of the tree, so
  * <Location> rules apply to it, <Directory> ones do not. */
@@ -42,13 +42,15 @@ const adf_dict_t *adf_dict_held(request_rec *r, const adf_accept_t *acc);
 int adf_dict_could(const request_rec *r);
 
 /* A static file whose version the cache keeps as a dictionary
- * (AdaptiveDeflateDictionaryVersions; adf_static_swap found it): tell the
+ * (AdaptiveDeflateDictionaryVersions; adf_static_swap found it and set
+ * adf_req(r)->version_kept, where alone this is called): tell the
  * client to keep it for the file's later versions, under the pattern of
  * its path with versions as "*" (adf_dict_match). */
 void adf_dict_advertise(request_rec *r);
 
-/* An HTML response of a server with dictionaries: a Link to each, for the
- * browser to fetch and keep. */
+/* An HTML response of a server with dictionaries (called only where
+ * adf_config_dicts_used): a Link to each, for the browser to fetch and
+ * keep. */
 void adf_dict_link(request_rec *r);
 
 #endif /* ADF_DICT_H */

@@ -147,16 +147,10 @@ void adf_insert_filter(request_rec *r)
         return;     /* the main request's filter compresses what they add */
     }
     if (adf_conf_enabled(dc)) {
-        adf_req_t *st = adf_req(r);
-        int no_gzip = apr_table_get(r->subprocess_env, "no-gzip") != NULL;
-
-        st->env_known = 1;
-        st->env_off = no_gzip || apr_table_get(r->subprocess_env,
-                                               "no-adaptive-deflate") != NULL;
         /* Here this module owns response compression: stock mod_deflate
          * and mod_brotli step aside whatever their filter order. */
-        if (stock_deflate && !no_gzip) {
-            apr_table_addn(r->subprocess_env, "no-gzip", "1");
+        if (stock_deflate) {
+            adf_silence_deflate(r);
         }
         if (stock_brotli) {
             apr_table_setn(r->subprocess_env, "no-brotli", "1");
@@ -409,10 +403,15 @@ static int prefer_dict(request_rec *r, const adf_dir_conf_t *dc,
 static void decide_alone(const adf_dir_conf_t *dc, const adf_policy_in_t *in,
                          adf_decision_t *d)
 {
+    static const adf_policy_conf_t none;
     adf_policy_conf_t pc;
 
+    if (!dc) {
+        adf_policy_decide(&none, in, d);    /* no settings: none cleared */
+        return;
+    }
     memset(&pc, 0, sizeof(pc));
-    pc.min_length = dc ? adf_conf_min_length(dc) : 0;
+    pc.min_length = adf_conf_min_length(dc);
     adf_policy_decide(&pc, in, d);
 }
 
@@ -801,7 +800,9 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         /* Here, after mod_headers: its "Header set Vary" replaces. */
         vary(r, &h);
     }
-    adf_dict_advertise(r);
+    if (st->version_kept) {
+        adf_dict_advertise(r);
+    }
     if (st->sibling) {
         return send_stored(f, bb, st, &h);
     }
@@ -819,7 +820,7 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         /* h was read: a decision on status or type alone has no Vary */
         vary(r, &h);
     }
-    if (r->status == HTTP_OK) {
+    if (r->status == HTTP_OK && adf_config_dicts_used()) {
         adf_dict_link(r);
     }
     if (r->status != HTTP_NOT_MODIFIED && !r->header_only

@@ -27,7 +27,9 @@ extern module AP_MODULE_DECLARE_DATA adaptive_deflate_module;
 #define ADFLOGNO(n) "ADF" #n ": "
 
 #define ADF_FILTER_NAME "ADAPTIVE_DEFLATE"
-#define ADF_STATUS_HANDLER "adaptive-deflate-status"
+/* The module's handlers' names share a prefix (adf_handler tests it). */
+#define ADF_HANDLER_PREFIX "adaptive-deflate-"
+#define ADF_STATUS_HANDLER ADF_HANDLER_PREFIX "status"
 #define ADF_NOTE_PREFIX "adaptive_deflate_"
 
 #endif /* ADF_PRIVATE_H */

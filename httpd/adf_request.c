@@ -18,7 +18,8 @@ adf_req_t *adf_req(request_rec *r)
                                          &adaptive_deflate_module);
 
     if (!st) {
-        st = apr_pcalloc(r->pool, sizeof(*st));
+        st = apr_palloc(r->pool, sizeof(*st));
+        memset(st, 0, offsetof(adf_req_t, plain_finfo));
         ap_set_module_config(r->request_config, &adaptive_deflate_module, st);
     }
     return st;
@@ -50,16 +51,24 @@ void adf_req_let_go(request_rec *r, const int *held)
     apr_pool_cleanup_run(r->pool, (void *)held, close_held);
 }
 
+/* The no-gzip this module sets for stock mod_deflate, told from the
+ * operator's and a handler's by its address. */
+static const char no_gzip_ours[] = "1";
+
+void adf_silence_deflate(request_rec *r)
+{
+    if (!apr_table_get(r->subprocess_env, "no-gzip")) {
+        apr_table_setn(r->subprocess_env, "no-gzip", no_gzip_ours);
+    }
+}
+
+/* Read where the response is decided, as mod_deflate reads no-gzip: what
+ * a handler set counts too (PHP's apache_setenv, a Lua handler). */
 static int env_off(const request_rec *r)
 {
-    const adf_req_t *st = adf_req_peek(r);
+    const char *no_gzip = apr_table_get(r->subprocess_env, "no-gzip");
 
-    /* Where this module set no-gzip for mod_deflate, the operator's own
-     * setting was read before. */
-    if (st && st->env_known) {
-        return st->env_off;
-    }
-    return apr_table_get(r->subprocess_env, "no-gzip") != NULL
+    return (no_gzip && no_gzip != no_gzip_ours)
            || apr_table_get(r->subprocess_env, "no-adaptive-deflate") != NULL;
 }
 
@@ -83,7 +92,6 @@ void adf_request_facts(request_rec *r, const adf_dir_conf_t *dc,
      * own field does, without a scan of the header tables). */
     if (!in->status_ok || !in->type_ok) {
         in->has_encoding = adf_is_coding(r->content_encoding);
-        adf_accept_parse(NULL, acc);
         return;
     }
     adf_resp_fields(r, h);

@@ -20,17 +20,13 @@ typedef struct {
     apr_uint32_t miss_codings;      /* ... in these (a bit per coding) */
     const int *stored_fd;   /* ... open and checked (NULL: not open) */
     const char *stored_name;        /* ... its r->filename meanwhile */
-    const char *plain;      /* ... in place of this file */
-    apr_finfo_t plain_finfo;
+    const char *plain;      /* ... in place of this file (plain_finfo) */
     const char *etag_suffix;        /* ... its ETag's (adf_headers.h) */
     int claimed;            /* a filter instance owns this response */
     int looked;             /* the sibling swap was considered */
     int vary;               /* ... and a sibling exists: the answer varies */
-    int env_known;          /* env_off was read before we set no-gzip */
-    int env_off;            /* the operator's no-gzip/no-adaptive-deflate */
     const struct adf_dict_conf_t *served_dict;  /* this is its URL */
     const adf_dict_t *dict; /* the client holds it: dcz (adf_dict_for) */
-    adf_dict_t dict_kept;   /* ... when it is a version the cache kept */
     int dict_named;         /* the client named a dictionary */
     int dict_looked;        /* dict and dict_named are known */
     int dict_over_stored;   /* the swap passed over stored bytes for it:
@@ -39,6 +35,10 @@ typedef struct {
     int dict_alt_level;
     int version_kept;       /* this version of the file is kept as a
                              * dictionary: say so (Use-As-Dictionary) */
+    /* Not cleared when the state is made (a third of its size, on every
+     * response): each is written before it is read. */
+    apr_finfo_t plain_finfo;        /* plain's (set with it) */
+    adf_dict_t dict_kept;   /* dict, when it is a version the cache kept */
 } adf_req_t;
 
 /* The request's state, created on first use. */
@@ -46,6 +46,10 @@ adf_req_t *adf_req(request_rec *r);
 
 /* Read the state without creating it: NULL when no hook set any. */
 adf_req_t *adf_req_peek(const request_rec *r);
+
+/* Set no-gzip, so that stock mod_deflate steps aside, unless the
+ * operator's is there; this module still tells its own apart. */
+void adf_silence_deflate(request_rec *r);
 
 /* fd, held by the request: closed with r->pool, or at once by
  * adf_req_let_go (a file looked at and not sent). */
@@ -55,8 +59,9 @@ void adf_req_let_go(request_rec *r, const int *held);
 /* The facts about this request and response the policy decides on, as
  * far as they are known now (status, type, headers); the caller fills
  * the length and the controller's output.  *h: the response's header
- * fields, read only where the status and the type do not decide alone
- * (the only responses whose decision can carry Vary). */
+ * fields, and *acc the client's Accept-Encoding, read only where the
+ * status and the type do not decide alone (the only responses whose
+ * decision can carry Vary, or a coding). */
 void adf_request_facts(request_rec *r, const adf_dir_conf_t *dc,
                        adf_accept_t *acc, adf_policy_in_t *in,
                        adf_resp_fields_t *h);

@@ -543,10 +543,10 @@ static apr_status_t restore_name(ap_filter_t *f, apr_bucket_brigade *bb)
  * request whose file a module changed after the swap.  (ContentDigest
  * never applies: restore_name, a resource filter, is first in the
  * chain.) */
-int adf_static_handler(request_rec *r)
+static int __attribute__((noinline)) send_checked(request_rec *r,
+                                                  const adf_req_t *st)
 {
-    const adf_req_t *st = adf_req_peek(r);
-    core_dir_config *d;
+    core_dir_config *d = ap_get_core_module_config(r->per_dir_config);
     apr_bucket_brigade *bb;
     apr_bucket *e;
     apr_file_t *file;
@@ -554,12 +554,6 @@ int adf_static_handler(request_rec *r)
     apr_status_t rv;
     int status;
 
-    if (!st || st->sibling == ADF_IDENTITY || !st->stored_fd
-        || r->method_number != M_GET || r->finfo.filetype != APR_REG
-        || strcmp(r->filename, st->stored_name)) {
-        return DECLINED;
-    }
-    d = ap_get_core_module_config(r->per_dir_config);
     ap_allow_standard_methods(r, MERGE_ALLOW, M_GET, M_OPTIONS, M_POST, -1);
     if ((status = ap_discard_request_body(r)) != OK) {
         return status;
@@ -600,6 +594,19 @@ int adf_static_handler(request_rec *r)
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, rv, r, ADFLOGNO(00031)
                   "%s of %s not sent", r->filename, r->uri);
     return HTTP_INTERNAL_SERVER_ERROR;
+}
+
+int adf_static_handler(request_rec *r)
+{
+    const adf_req_t *st = adf_req_peek(r);
+
+    /* apart from send_checked: every request asks, few are ours */
+    if (!st || st->sibling == ADF_IDENTITY || !st->stored_fd
+        || r->method_number != M_GET || r->finfo.filetype != APR_REG
+        || strcmp(r->filename, st->stored_name)) {
+        return DECLINED;
+    }
+    return send_checked(r, st);
 }
 
 void adf_static_register(void)
@@ -683,18 +690,16 @@ apr_status_t adf_static_unswap(request_rec *r, apr_bucket_brigade *bb,
     return APR_SUCCESS;
 }
 
-int adf_static_guard(request_rec *r)
+/* adf_static_guard for a file named as a coding's: apart, so that every
+ * other request pays for the name's test alone. */
+static int __attribute__((noinline)) guard(request_rec *r,
+                                           const adf_coding_t *cd,
+                                           apr_size_t len)
 {
-    const adf_coding_t *cd;
     const char *stem;
     apr_finfo_t fi;
 
-    if (r->finfo.filetype != APR_REG
-        || !(cd = adf_coding_by_ext(r->filename, strlen(r->filename)))) {
-        return DECLINED;
-    }
-    stem = apr_pstrmemdup(r->pool, r->filename,
-                          strlen(r->filename) - strlen(cd->ext));
+    stem = apr_pstrmemdup(r->pool, r->filename, len - strlen(cd->ext));
     /* A file adaptive-precompress marked is a sibling wherever it is
      * reached from (an Alias, another vhost, outside a <Location> that
      * turns siblings on), and so is any F.gz where F's siblings are
@@ -708,4 +713,17 @@ int adf_static_guard(request_rec *r)
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "%s is a sibling of %s: "
                   "only served as an encoding of it", r->filename, stem);
     return HTTP_NOT_FOUND;
+}
+
+int adf_static_guard(request_rec *r)
+{
+    const adf_coding_t *cd;
+    apr_size_t len;
+
+    if (r->finfo.filetype != APR_REG
+        || !(cd = adf_coding_by_ext(r->filename,
+                                    len = strlen(r->filename)))) {
+        return DECLINED;
+    }
+    return guard(r, cd, len);
 }

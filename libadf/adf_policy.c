@@ -380,8 +380,13 @@ static void skip(adf_decision_t *out, adf_reason_e reason, int vary)
     out->vary = vary;
 }
 
-void adf_policy_decide(const adf_policy_conf_t *conf,
-                       const adf_policy_in_t *in, adf_decision_t *out)
+/* The rest of adf_policy_decide, once nothing about the response itself
+ * rules compression out: the request's facts, the coding, the rung.
+ * Apart, so that the many responses decided on their status or type do
+ * not pay for this one's frame. */
+static void __attribute__((noinline))
+decide_coding(const adf_policy_conf_t *conf, const adf_policy_in_t *in,
+              adf_decision_t *out)
 {
     adf_point_t buf[ADF_NLEVELS + 1];
     const adf_point_t *pts;
@@ -398,33 +403,6 @@ void adf_policy_decide(const adf_policy_conf_t *conf,
         in = &unloaded;
     }
 
-    if (in->is_subrequest) {
-        skip(out, ADF_R_SUBREQUEST, 0);
-        return;
-    }
-    if (!in->status_ok) {
-        skip(out, ADF_R_STATUS, 0);
-        return;
-    }
-    if (in->has_encoding) {
-        skip(out, ADF_R_ENCODED, 0);
-        return;
-    }
-    if (in->resp_no_transform) {
-        skip(out, ADF_R_NO_TRANSFORM, 0);
-        return;
-    }
-    if (!in->type_ok) {
-        skip(out, ADF_R_TYPE, 0);
-        return;
-    }
-    /* an empty body has nothing to compress, whatever MinLength: its
-     * coding would only add a header and a trailer */
-    if (in->length == 0
-        || (in->length > 0 && in->length < conf->min_length)) {
-        skip(out, ADF_R_MIN_LENGTH, 0);
-        return;
-    }
     /* From here on another request for the same URL could be answered
      * with another coding. */
     if (in->req_no_transform) {
@@ -485,4 +463,37 @@ void adf_policy_decide(const adf_policy_conf_t *conf,
     out->level = pts[i].level;
     out->reason = i < n - 1 ? ADF_R_TARGET
                 : capped ? ADF_R_SIZE_CAP : ADF_R_MAX;
+}
+
+void adf_policy_decide(const adf_policy_conf_t *conf,
+                       const adf_policy_in_t *in, adf_decision_t *out)
+{
+    if (in->is_subrequest) {
+        skip(out, ADF_R_SUBREQUEST, 0);
+        return;
+    }
+    if (!in->status_ok) {
+        skip(out, ADF_R_STATUS, 0);
+        return;
+    }
+    if (in->has_encoding) {
+        skip(out, ADF_R_ENCODED, 0);
+        return;
+    }
+    if (in->resp_no_transform) {
+        skip(out, ADF_R_NO_TRANSFORM, 0);
+        return;
+    }
+    if (!in->type_ok) {
+        skip(out, ADF_R_TYPE, 0);
+        return;
+    }
+    /* an empty body has nothing to compress, whatever MinLength: its
+     * coding would only add a header and a trailer */
+    if (in->length == 0
+        || (in->length > 0 && in->length < conf->min_length)) {
+        skip(out, ADF_R_MIN_LENGTH, 0);
+        return;
+    }
+    decide_coding(conf, in, out);
 }

@@ -670,6 +670,7 @@ int adf_cache_dict_load(request_rec *r, const adf_dir_conf_t *dc,
     out->data = buf;
     out->len = got;
     memcpy(out->hash, hash, ADF_DIGEST_LEN);
+    out->stable = 0;    /* r->pool's: no prepared form may outlive it */
     /* its last use, for the LRU */
     apr_atomic_set64(&gen->sh->touch[h % ADF_CACHE_TOUCH].hash, h);
     apr_atomic_set64(&gen->sh->touch[h % ADF_CACHE_TOUCH].used,
@@ -737,7 +738,7 @@ done:
 
 /* Is r's file inside a cache directory (by name, or an entry's name in a
  * directory that is one)? */
-static int in_cache_dir(request_rec *r)
+static int __attribute__((noinline)) in_cache_dir(request_rec *r)
 {
     const char *base = strrchr(r->filename, '/');
     apr_uint64_t hash;
