@@ -10,6 +10,7 @@
 #include "adf_filter.h"
 #include "adf_fork.h"
 #include "adf_headers.h"
+#include "adf_held.h"
 #include "adf_memo.h"
 #include "adf_sampling.h"
 #include "adf_static.h"
@@ -68,6 +69,7 @@ static void adf_child_init(apr_pool_t *pchild, server_rec *s)
     adf_codec_pool_init();
     adf_fork_child_init(pchild, s);
     adf_memo_child_init(pchild);
+    adf_held_child_init(pchild);
     adf_static_child_init(pchild, s);
     adf_cache_child_init(pchild, s);
 }

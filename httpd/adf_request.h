@@ -19,6 +19,7 @@ typedef struct {
                                      * headers (a late Content-Encoding) */
     apr_uint32_t miss_codings;      /* ... in these (a bit per coding) */
     const int *stored_fd;   /* ... open and checked (NULL: not open) */
+    const struct adf_held_t *held;  /* ... or held by the child */
     const char *stored_name;        /* ... its r->filename meanwhile */
     const char *plain;      /* ... in place of this file (plain_finfo) */
     const char *etag_suffix;        /* ... its ETag's (adf_headers.h) */

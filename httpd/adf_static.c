@@ -34,6 +34,7 @@
 #include "adf_request.h"
 #include "adf_counters.h"
 #include "adf_memo.h"
+#include "adf_held.h"
 
 #include <apr_strings.h>
 #include <apr_thread_mutex.h>
@@ -42,6 +43,7 @@
 #include <http_protocol.h>
 #include <http_request.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <strings.h>
@@ -162,6 +164,17 @@ static adf_ts_t ts_of(const struct statx_timestamp *t)
     return ts;
 }
 
+/* o from what statx found. */
+static void opened_of(opened_t *o, const struct statx *sx)
+{
+    o->id.dev = (apr_uint64_t)makedev(sx->stx_dev_major, sx->stx_dev_minor);
+    o->id.ino = sx->stx_ino;
+    o->id.size = (apr_int64_t)sx->stx_size;
+    o->id.mtime = ts_of(&sx->stx_mtime);
+    o->id.ctime = ts_of(&sx->stx_ctime);
+    o->mnt = sx->stx_mask & STATX_MNT_ID_UNIQUE ? sx->stx_mnt_id : 0;
+}
+
 /* What is open on fd: its type and *o.  -1 if it cannot be told. */
 static int identify(int fd, mode_t *mode, opened_t *o)
 {
@@ -171,12 +184,7 @@ static int identify(int fd, mode_t *mode, opened_t *o)
     if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID_UNIQUE,
               &sx) == 0) {
         *mode = sx.stx_mode;
-        o->id.dev = (apr_uint64_t)makedev(sx.stx_dev_major, sx.stx_dev_minor);
-        o->id.ino = sx.stx_ino;
-        o->id.size = (apr_int64_t)sx.stx_size;
-        o->id.mtime = ts_of(&sx.stx_mtime);
-        o->id.ctime = ts_of(&sx.stx_ctime);
-        o->mnt = sx.stx_mask & STATX_MNT_ID_UNIQUE ? sx.stx_mnt_id : 0;
+        opened_of(o, &sx);
         return 0;
     }
     /* a sandbox that knows no statx (ENOSYS, or a filter's EPERM) */
@@ -187,6 +195,57 @@ static int identify(int fd, mode_t *mode, opened_t *o)
     adf_ident_of_stat(&o->id, &st);
     o->mnt = 0;
     return 0;
+}
+
+static apr_time_t time_of(const struct statx_timestamp *t)
+{
+    return apr_time_from_sec(t->tv_sec) + t->tv_nsec / 1000;
+}
+
+/* The file at path, not following a link: *fi as apr_stat fills it, and
+ * *o (its mount's number 0 where statx cannot tell).  One system call,
+ * all a held sibling costs (adf_held.h). */
+static apr_status_t stat_path(const char *path, apr_finfo_t *fi,
+                              opened_t *o, apr_pool_t *p)
+{
+    struct statx sx;
+    mode_t m;
+
+    if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW,
+              STATX_BASIC_STATS | STATX_MNT_ID_UNIQUE, &sx) != 0) {
+        if (errno != ENOSYS && errno != EPERM) {
+            return errno;
+        }
+        o->mnt = 0;     /* (nothing is held without it) */
+        return apr_stat(fi, path, SIBLING_WANTED | APR_FINFO_LINK, p);
+    }
+    opened_of(o, &sx);
+    m = sx.stx_mode;
+    memset(fi, 0, sizeof(*fi));
+    fi->pool = p;
+    fi->valid = APR_FINFO_NORM | APR_FINFO_NLINK;
+    fi->filetype = S_ISREG(m) ? APR_REG : S_ISLNK(m) ? APR_LNK
+                   : S_ISDIR(m) ? APR_DIR : S_ISCHR(m) ? APR_CHR
+                   : S_ISBLK(m) ? APR_BLK : S_ISFIFO(m) ? APR_PIPE
+                   : S_ISSOCK(m) ? APR_SOCK : APR_UNKFILE;
+    /* APR's permission bits: a hex digit for each octal one */
+    fi->protection = (apr_fileperms_t)(((m & 0700) << 2) | ((m & 070) << 1)
+                                       | (m & 07)
+                                       | (m & S_ISUID ? APR_USETID : 0)
+                                       | (m & S_ISGID ? APR_GSETID : 0)
+                                       | (m & S_ISVTX ? APR_WSTICKY : 0));
+    fi->user = sx.stx_uid;
+    fi->group = sx.stx_gid;
+    fi->size = (apr_off_t)sx.stx_size;
+    fi->csize = (apr_off_t)sx.stx_blocks * 512;
+    fi->device = (apr_dev_t)o->id.dev;
+    fi->inode = (apr_ino_t)sx.stx_ino;
+    fi->nlink = (apr_int32_t)sx.stx_nlink;
+    fi->atime = time_of(&sx.stx_atime);
+    fi->mtime = time_of(&sx.stx_mtime);
+    fi->ctime = time_of(&sx.stx_ctime);
+    fi->fname = path;
+    return APR_SUCCESS;
 }
 
 /* The sibling sfi names, opened (held by the request) and still that file
@@ -227,7 +286,8 @@ static const int *open_sibling(request_rec *r, const char *path,
  * cloned image remounted on the same loop device has the same device
  * number and identities). */
 static mark_e mark_remembered(int fd, const opened_t *o,
-                              const adf_ident_t *f, unsigned char *digest)
+                              const adf_ident_t *f, unsigned char *digest,
+                              int *vouched)
 {
     struct timespec clock;
     struct statfs fs;
@@ -235,8 +295,10 @@ static mark_e mark_remembered(int fd, const opened_t *o,
     adf_ts_t now;
     mark_e mark;
 
+    *vouched = 0;
     if (o->mnt && adf_memo_get(&o->id, o->mnt, f, ADF_MEMO_MARK, &m)) {
         memcpy(digest, m.digest, ADF_DIGEST_LEN);
+        *vouched = 1;
         return MARK_OK;
     }
     if ((mark = mark_of(fd, f, (apr_off_t)o->id.size, digest)) != MARK_OK) {
@@ -252,25 +314,48 @@ static mark_e mark_remembered(int fd, const opened_t *o,
         m.length = (apr_off_t)o->id.size;
         memcpy(m.digest, digest, ADF_DIGEST_LEN);
         adf_memo_put(&o->id, o->mnt, f, ADF_MEMO_MARK, &m);
+        *vouched = 1;
     }
     return MARK_OK;
 }
 
+/* Does httpd send a file here from a mapping of its own, and tag it
+ * from its metadata alone?  Then a held sibling goes out as it would. */
+static int may_hold(request_rec *r)
+{
+    core_dir_config *d = ap_get_core_module_config(r->per_dir_config);
+
+    return d->enable_mmap != ENABLE_MMAP_OFF && !AP_SENDFILE_ENABLED(
+               d->enable_sendfile)
+           && !(d->etag_bits & ETAG_DIGEST);
+}
+
 /* Is the sibling at path usable for F (finfo f)?  Fills *sfi, digest and
- * *fdp (it, open); *mark tells why a regular file is not. */
+ * either *heldp (the child holds it: adf_held.h) or *fdp (it, open);
+ * *mark tells why a regular file is not. */
 static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
                   apr_finfo_t *sfi, mark_e *mark, unsigned char *digest,
-                  const int **fdp)
+                  const int **fdp, const adf_held_t **heldp)
 {
-    int opts = ap_allow_options(r);
+    int opts = ap_allow_options(r), hold, vouched;
     apr_finfo_t lfi;
     adf_ident_t fid;
     opened_t o;
 
     *mark = MARK_OK;
-    if (apr_stat(&lfi, path, SIBLING_WANTED | APR_FINFO_LINK, r->pool)
-        != APR_SUCCESS) {
+    *fdp = NULL;
+    *heldp = NULL;
+    if (stat_path(path, &lfi, &o, r->pool) != APR_SUCCESS) {
         return 0;
+    }
+    adf_ident_of_finfo(&fid, f);
+    /* Still the file it was when checked for F as F is: every check below
+     * passed on this file then, and would again. */
+    hold = lfi.filetype == APR_REG && o.mnt && may_hold(r);
+    if (hold && (*heldp = adf_held_get(r, path, &o.id, o.mnt, &fid))) {
+        *sfi = lfi;
+        memcpy(digest, adf_held_digest(*heldp), ADF_DIGEST_LEN);
+        return 1;
     }
     if (lfi.filetype == APR_LNK) {
         if (!(opts & (OPT_SYM_LINKS | OPT_SYM_OWNER))) {
@@ -303,8 +388,8 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
     if (!(*fdp = open_sibling(r, path, sfi, lfi.filetype == APR_LNK, &o))) {
         return 0;
     }
-    adf_ident_of_finfo(&fid, f);
-    if ((*mark = mark_remembered(**fdp, &o, &fid, digest)) != MARK_OK) {
+    if ((*mark = mark_remembered(**fdp, &o, &fid, digest, &vouched))
+        != MARK_OK) {
         adf_req_let_go(r, *fdp);
         return 0;
     }
@@ -316,6 +401,12 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
         *mark = MARK_REWRITTEN;
         adf_req_let_go(r, *fdp);
         return 0;
+    }
+    /* Held where its identity vouches for the mark as the memo's does
+     * (mark_remembered): o is what is open, and a later request's path
+     * must name it, unchanged, to be sent it. */
+    if (hold && vouched) {
+        adf_held_put(path, **fdp, &o.id, o.mnt, &fid, digest);
     }
     return 1;
 }
@@ -368,7 +459,8 @@ static void log_stale(request_rec *r, const char *path, mark_e mark)
 
 /* Is a usable sibling for coding c there?  Logs and counts stale ones. */
 static int sibling(request_rec *r, adf_coding_e c, const char **path,
-                   apr_finfo_t *sfi, unsigned char *digest, const int **fdp)
+                   apr_finfo_t *sfi, unsigned char *digest, const int **fdp,
+                   const adf_held_t **heldp)
 {
     const char *ext = adf_coding(c)->ext;
     apr_size_t n = strlen(r->filename), e = strlen(ext);
@@ -380,7 +472,7 @@ static int sibling(request_rec *r, adf_coding_e c, const char **path,
     memcpy(name, r->filename, n);
     memcpy(name + n, ext, e + 1);
     *path = name;
-    if (usable(r, *path, &r->finfo, sfi, &mark, digest, fdp)) {
+    if (usable(r, *path, &r->finfo, sfi, &mark, digest, fdp, heldp)) {
         return 1;
     }
     if (mark != MARK_OK) {
@@ -406,6 +498,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
     apr_finfo_t sfi;
     const char *path;
     const int *fd;
+    const adf_held_t *held = NULL;
     int i, nleft, hit = 0, first = 1;
     adf_coding_e c;
 
@@ -448,7 +541,8 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
         /* The cache answers in the client's first choice only: a lower
          * one that happens to be cached would win over the q-values, and
          * the first choice would never be made. */
-        if ((pre && !dict && sibling(r, c, &path, &sfi, digest, &fd))
+        if ((pre && !dict
+             && sibling(r, c, &path, &sfi, digest, &fd, &held))
             || (cache && first
                 && (hit = adf_cache_lookup(r, cache, c, &path, &sfi,
                                            &fd)))) {
@@ -484,6 +578,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
             st->cache_hit = hit;
             st->cache = cache;
             st->stored_fd = fd;
+            st->held = held;
             st->stored_name = path;
             r->filename = (char *)path;
             r->finfo = sfi;
@@ -509,8 +604,10 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
      * have got it, so the answer varies. */
     for (i = 0; pre && i < pc.nprefs; i++) {
         if (!checked[pc.prefs[i]]
-            && sibling(r, pc.prefs[i], &path, &sfi, digest, &fd)) {
-            adf_req_let_go(r, fd);
+            && sibling(r, pc.prefs[i], &path, &sfi, digest, &fd, &held)) {
+            if (fd) {
+                adf_req_let_go(r, fd);
+            }
             adf_req(r)->vary = 1;
             break;
         }
@@ -533,7 +630,8 @@ static apr_status_t restore_name(ap_filter_t *f, apr_bucket_brigade *bb)
     return ap_pass_brigade(f->next, bb);
 }
 
-/* A sibling or a cache entry, sent from the descriptor its check opened:
+/* A sibling or a cache entry, sent from the descriptor its check opened
+ * (or a held sibling from the child's mapping of it, adf_held.h):
  * what the default handler does for a GET of a file, without opening it
  * again by name (a sibling renamed over between the check and the open
  * would go out under the checked one's length and tag; a cache hit took
@@ -558,20 +656,30 @@ static int __attribute__((noinline)) send_checked(request_rec *r,
     if ((status = ap_discard_request_body(r)) != OK) {
         return status;
     }
-    /* no cleanup of its own: the check's closes the descriptor with
-     * r->pool, which lives until the response's last byte is written */
-    fd = *st->stored_fd;
-    apr_os_file_put(&file, &fd, APR_FOPEN_READ | APR_FOPEN_BINARY
-                                | AP_SENDFILE_ENABLED(d->enable_sendfile),
-                    r->pool);
     ap_update_mtime(r, r->finfo.mtime);
     ap_set_last_modified(r);
-    ap_set_etag_fd(r, file);
+    if (st->held) {
+        ap_set_etag(r);     /* (never FileETag Digest: may_hold) */
+    }
+    else {
+        /* no cleanup of its own: the check's closes the descriptor with
+         * r->pool, which lives until the response's last byte is
+         * written */
+        fd = *st->stored_fd;
+        apr_os_file_put(&file, &fd, APR_FOPEN_READ | APR_FOPEN_BINARY
+                                    | AP_SENDFILE_ENABLED(d->enable_sendfile),
+                        r->pool);
+        ap_set_etag_fd(r, file);
+    }
     ap_set_accept_ranges(r);
     ap_set_content_length(r, r->finfo.size);
     bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
     if ((status = ap_meets_conditions(r)) != OK) {
         r->status = status;
+    }
+    else if (st->held) {
+        APR_BRIGADE_INSERT_TAIL(bb, adf_held_bucket(st->held,
+                                                    bb->bucket_alloc));
     }
     else {
         e = apr_brigade_insert_file(bb, file, 0, r->finfo.size, r->pool);
@@ -601,7 +709,7 @@ int adf_static_handler(request_rec *r)
     const adf_req_t *st = adf_req_peek(r);
 
     /* apart from send_checked: every request asks, few are ours */
-    if (!st || st->sibling == ADF_IDENTITY || !st->stored_fd
+    if (!st || st->sibling == ADF_IDENTITY || (!st->stored_fd && !st->held)
         || r->method_number != M_GET || r->finfo.filetype != APR_REG
         || strcmp(r->filename, st->stored_name)) {
         return DECLINED;

@@ -19,7 +19,7 @@ use LWP::UserAgent ();
 use Digest::SHA qw(sha256_hex);
 use ADFTest;
 
-plan tests => 108;
+plan tests => 116;
 
 # Idle: on the fly at the top of the range (the tool's check below tells
 # a stale sibling by its reason, max or target).
@@ -331,6 +331,71 @@ for my $d (qw(vary varyoff)) {
     ok t_cmp($count->('c', $decoy), 20, 'its mark set again: served again');
 }
 
+# ---- a sibling a child holds goes as soon as its file changes -------------------
+# Each child sends a sibling it checked from its own mapping of it while
+# the path names that file, unchanged (adf_held.h): one renamed over it,
+# written over in place (its mtime put back) or removed is never sent
+# from the mapping; nor is a FIFO put in its place waited on.
+{
+    my $h = "$dir/held/h.html";
+    make_path("$dir/held", "$dir/nommap");
+    my @v = map { "held version $_\n" x 300 } 1 .. 3;
+    for my $f ($h, "$dir/nommap/n.html") {
+        spew($f, $orig);
+        chmod 0644, $f;
+        utime $old, $old, $f;
+    }
+    make_sibling($h, 'gzip', $v[0]);
+    make_sibling("$dir/nommap/n.html", 'gzip', $v[0]);
+    sleep 2.1;      # settled: held from the first request on
+    my $count = sub {
+        my ($url, $tag, $want) = @_;
+        scalar grep {
+            (decode_body(fetch("$url?$tag$_", 'Accept-Encoding' => 'gzip'))
+             // '') eq $want
+        } 1 .. 20;
+    };
+    my $put = sub {     # a marked sibling holding $data, renamed over
+        my ($data) = @_;
+        my $tmp = "$dir/held/.h.tmp";
+        compress_to('gzip', $data, $tmp);
+        system('touch', '-r', $h, $tmp) == 0 or die 'touch';
+        chmod 0644, $tmp;
+        mark_sibling($h, $tmp);
+        rename $tmp, "$h.gz" or die "rename: $!";
+    };
+    my $u = '/static/held/h.html';
+    ok t_cmp($count->($u, 'a', $v[0]), 20, 'held: the sibling is served');
+    $put->($v[1]);
+    ok t_cmp($count->($u, 'b', $v[1]), 20,
+             'held: a sibling renamed over it goes out at once, from every '
+             . 'child');
+    sleep 2.1;
+    ok t_cmp($count->($u, 'c', $v[1]), 20, 'held: ... and is held in turn');
+    my $gz = slurp("$h.gz");
+    my $r = fetch("$u?range", 'Accept-Encoding' => 'gzip',
+                  Range => 'bytes=10-109');
+    ok t_cmp($r->code . ' ' . $r->content, '206 ' . substr($gz, 10, 100),
+             'held: a range of its bytes');
+    compress_to('gzip', $v[2], "$dir/held/.v2");
+    overwrite("$h.gz", slurp("$dir/held/.v2"));
+    system('touch', '-r', $h, "$h.gz") == 0 or die 'touch';
+    ok t_cmp($count->($u, 'd', $v[2]), 20,
+             'held: written over in place, its mtime put back: the bytes '
+             . 'there now, never the held ones');
+    unlink "$h.gz" or die;
+    ok t_cmp($count->($u, 'e', $orig), 20, "held: removed: F's own bytes");
+    $put->($v[1]);
+    sleep 2.1;
+    $count->($u, 'f', $v[1]);
+    mkfifo("$dir/held/.fifo", 0644) or die "mkfifo: $!";
+    rename "$dir/held/.fifo", "$h.gz" or die "rename: $!";
+    ok t_cmp($count->($u, 'g', $orig), 20,
+             "held: a FIFO renamed over it: F's own bytes, at once");
+    ok t_cmp($count->('/static/nommap/n.html', 'a', $v[0]), 20,
+             'EnableMMAP Off: the sibling from its file');
+}
+
 my $remount_at;
 END { system("umount -l '$remount_at' 2>/dev/null") if $remount_at }
 
@@ -421,7 +486,9 @@ for my $isize (128, 256) {
         (decode_body(fetch("/static/remount/m.html?$isize-a$_",
                            'Accept-Encoding' => 'gzip')) // '') eq $rv[0]
     } 1 .. 20;
-    system('umount', $mnt) if $up;
+    # (its sibling held mapped until 2 s without a request: busy till then)
+    wait_for(sub { system("umount '$mnt' 2>/dev/null") == 0 }, 6, 0.25)
+        if $up;
     system('losetup', '-d', $dev) if $dev;
     my $same = $dev && system('losetup', $dev, $img[1]) == 0
                && system('mount', $dev, $mnt) == 0;

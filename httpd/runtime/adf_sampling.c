@@ -20,6 +20,7 @@
 #include "adf_segment.h"
 #include "adf_codec.h"
 #include "adf_children.h"
+#include "adf_held.h"
 
 #include <apr_atomic.h>
 #include <apr_strings.h>
@@ -405,6 +406,8 @@ static apr_status_t tick(int state, void *data, apr_pool_t *pool)
         /* this child's coder memory, where it has compressed nothing for
          * a while (adf_codec_pool.c) */
         adf_codec_pool_trim(ADF_CODEC_IDLE_TRIM);
+        /* ... and the siblings it holds, unasked for a while */
+        adf_held_sweep(apr_time_now());
     }
     return APR_SUCCESS;
 }
