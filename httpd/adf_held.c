@@ -39,6 +39,27 @@ static apr_hash_t *held;
 static apr_thread_mutex_t *held_lock;
 static apr_time_t swept;
 
+static void release(adf_held_t *h)
+{
+    if (!apr_atomic_dec32(&h->refs)) {
+        munmap(h->base, h->len);
+        free(h->path);
+        free(h);
+    }
+}
+
+/* The child goes (its threads joined): every sibling let go. */
+static apr_status_t let_all_go(void *data)
+{
+    apr_hash_index_t *hi;
+
+    for (hi = apr_hash_first(NULL, held); hi; hi = apr_hash_next(hi)) {
+        release(apr_hash_this_val(hi));
+    }
+    held_lock = NULL;
+    return APR_SUCCESS;
+}
+
 void adf_held_child_init(apr_pool_t *pchild)
 {
     if (apr_pool_create(&held_pool, pchild) != APR_SUCCESS
@@ -48,15 +69,10 @@ void adf_held_child_init(apr_pool_t *pchild)
         return;
     }
     held = apr_hash_make(held_pool);
-}
-
-static void release(adf_held_t *h)
-{
-    if (!apr_atomic_dec32(&h->refs)) {
-        munmap(h->base, h->len);
-        free(h->path);
-        free(h);
-    }
+    /* (a pool of its own, cleared before pchild's cleanups destroy the
+     * lock) */
+    apr_pool_cleanup_register(held_pool, NULL, let_all_go,
+                              apr_pool_cleanup_null);
 }
 
 static apr_status_t release_cleanup(void *data)
