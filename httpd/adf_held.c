@@ -1,5 +1,5 @@
-/* What a child holds mapped of the siblings it checked (adf_held.h).
- * A table per child under one lock, keyed by the sibling's path; each
+/* What a child holds mapped of the stored files it checked (adf_held.h).
+ * A table per child under one lock, keyed by the file's path; each
  * entry counts its references (the table's, each request's that found
  * it, each bucket's), and the last one unmaps it, whichever thread that
  * is. */
@@ -8,15 +8,20 @@
 #include <apr_atomic.h>
 #include <apr_hash.h>
 #include <apr_thread_mutex.h>
+#include <http_core.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
-#define HELD_MAX 1024                   /* siblings a child holds */
-/* Unasked for this long, a sibling is let go: while mapped, a deleted or
+#define HELD_MAX 1024                   /* files a child holds */
+/* Unasked for this long, a file is let go: while mapped, a deleted or
  * replaced one keeps its disk space, and its filesystem cannot be
- * unmounted ("target is busy").  Long enough for the siblings that are
+ * unmounted ("target is busy").  Long enough for the files that are
  * asked for all the time, which are the ones a system call less pays
  * for. */
 #define HELD_IDLE apr_time_from_sec(2)
@@ -27,9 +32,10 @@ struct adf_held_t {
     adf_ident_t id;
     apr_uint64_t mnt;
     adf_ident_t src;            /* checked as holding F's version */
-    unsigned char digest[ADF_DIGEST_LEN];
+    int kind;                   /* ... as this (adf_memo.h) */
+    adf_memo_t found;           /* what the check found */
     void *base;
-    apr_size_t len;
+    apr_size_t len;             /* mapped: found.length */
     apr_time_t used;            /* last asked for (under the lock) */
     volatile apr_uint32_t refs;
 };
@@ -109,17 +115,17 @@ void adf_held_sweep(apr_time_t now)
     }
 }
 
-const adf_held_t *adf_held_get(request_rec *r, const char *path,
+const adf_held_t *adf_held_get(request_rec *r, const char *key,
                                const adf_ident_t *id, apr_uint64_t mnt,
-                               const adf_ident_t *src)
+                               const adf_ident_t *src, int kind)
 {
     adf_held_t *h;
 
     if (!held_lock || apr_thread_mutex_lock(held_lock) != APR_SUCCESS) {
         return NULL;
     }
-    h = apr_hash_get(held, path, APR_HASH_KEY_STRING);
-    if (h && h->mnt == mnt && adf_ident_same(&h->id, id)
+    h = apr_hash_get(held, key, APR_HASH_KEY_STRING);
+    if (h && h->mnt == mnt && h->kind == kind && adf_ident_same(&h->id, id)
         && adf_ident_same(&h->src, src)) {
         h->used = r->request_time;
         apr_atomic_inc32(&h->refs);
@@ -138,39 +144,40 @@ const adf_held_t *adf_held_get(request_rec *r, const char *path,
     return h;
 }
 
-void adf_held_put(const char *path, int fd, const adf_ident_t *id,
-                  apr_uint64_t mnt, const adf_ident_t *src,
-                  const unsigned char *digest)
+void adf_held_put(const char *key, int fd, const adf_ident_t *id,
+                  apr_uint64_t mnt, const adf_ident_t *src, int kind,
+                  const adf_memo_t *found)
 {
     adf_held_t *h, *old;
     void *base;
 
-    if (!held_lock || id->size <= 0 || id->size > ADF_HELD_SIZE_MAX
-        || !mnt) {
+    if (!held_lock || found->length <= 0 || found->length > id->size
+        || found->length > ADF_HELD_SIZE_MAX) {
         return;
     }
-    base = mmap(NULL, (size_t)id->size, PROT_READ, MAP_SHARED, fd, 0);
+    base = mmap(NULL, (size_t)found->length, PROT_READ, MAP_SHARED, fd, 0);
     if (base == MAP_FAILED) {
         return;
     }
-    if (!(h = calloc(1, sizeof(*h))) || !(h->path = strdup(path))) {
+    if (!(h = calloc(1, sizeof(*h))) || !(h->path = strdup(key))) {
         free(h);
-        munmap(base, (size_t)id->size);
+        munmap(base, (size_t)found->length);
         return;
     }
     h->id = *id;
     h->mnt = mnt;
     h->src = *src;
-    memcpy(h->digest, digest, ADF_DIGEST_LEN);
+    h->kind = kind;
+    h->found = *found;
     h->base = base;
-    h->len = (apr_size_t)id->size;
+    h->len = (apr_size_t)found->length;
     h->refs = 1;                /* the table's */
     h->used = apr_time_now();
     if (apr_thread_mutex_lock(held_lock) != APR_SUCCESS) {
         release(h);
         return;
     }
-    if ((old = apr_hash_get(held, path, APR_HASH_KEY_STRING))) {
+    if ((old = apr_hash_get(held, key, APR_HASH_KEY_STRING))) {
         apr_hash_set(held, old->path, APR_HASH_KEY_STRING, NULL);
         release(old);
     }
@@ -183,13 +190,101 @@ void adf_held_put(const char *path, int fd, const adf_ident_t *id,
     }
     apr_thread_mutex_unlock(held_lock);
     if (h) {
-        release(h);             /* full of siblings in use */
+        release(h);             /* full of files in use */
     }
 }
 
-const unsigned char *adf_held_digest(const adf_held_t *h)
+const adf_memo_t *adf_held_found(const adf_held_t *h)
 {
-    return h->digest;
+    return &h->found;
+}
+
+int adf_held_may(request_rec *r)
+{
+    core_dir_config *d = ap_get_core_module_config(r->per_dir_config);
+
+    return d->enable_mmap != ENABLE_MMAP_OFF
+           && !AP_SENDFILE_ENABLED(d->enable_sendfile)
+           && !(d->etag_bits & ETAG_DIGEST);
+}
+
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000U     /* Linux 6.8 */
+#endif
+
+static adf_ts_t ts_of(const struct statx_timestamp *t)
+{
+    adf_ts_t ts;
+
+    ts.sec = t->tv_sec;
+    ts.nsec = t->tv_nsec;
+    return ts;
+}
+
+static apr_time_t time_of(const struct statx_timestamp *t)
+{
+    return apr_time_from_sec(t->tv_sec) + t->tv_nsec / 1000;
+}
+
+void adf_held_ident(const struct statx *sx, adf_ident_t *id,
+                    apr_uint64_t *mnt)
+{
+    id->dev = (apr_uint64_t)makedev(sx->stx_dev_major, sx->stx_dev_minor);
+    id->ino = sx->stx_ino;
+    id->size = (apr_int64_t)sx->stx_size;
+    id->mtime = ts_of(&sx->stx_mtime);
+    id->ctime = ts_of(&sx->stx_ctime);
+    *mnt = sx->stx_mask & STATX_MNT_ID_UNIQUE ? sx->stx_mnt_id : 0;
+}
+
+apr_status_t adf_held_stat(int dirfd, const char *name, apr_finfo_t *fi,
+                           adf_ident_t *id, apr_uint64_t *mnt,
+                           apr_pool_t *p)
+{
+    struct statx sx;
+    mode_t m;
+
+    if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW,
+              STATX_BASIC_STATS | STATX_MNT_ID_UNIQUE, &sx) != 0) {
+        if (dirfd != AT_FDCWD || (errno != ENOSYS && errno != EPERM)) {
+            return errno;
+        }
+        /* a sandbox that knows no statx (ENOSYS, or a filter's EPERM) */
+        *mnt = 0;
+        if (apr_stat(fi, name, APR_FINFO_NORM | APR_FINFO_LINK, p)
+            != APR_SUCCESS) {
+            return APR_EGENERAL;
+        }
+        adf_ident_of_finfo(id, fi);
+        return APR_SUCCESS;
+    }
+    adf_held_ident(&sx, id, mnt);
+    m = sx.stx_mode;
+    memset(fi, 0, sizeof(*fi));
+    fi->pool = p;
+    fi->valid = APR_FINFO_NORM | APR_FINFO_NLINK;
+    fi->filetype = S_ISREG(m) ? APR_REG : S_ISLNK(m) ? APR_LNK
+                   : S_ISDIR(m) ? APR_DIR : S_ISCHR(m) ? APR_CHR
+                   : S_ISBLK(m) ? APR_BLK : S_ISFIFO(m) ? APR_PIPE
+                   : S_ISSOCK(m) ? APR_SOCK : APR_UNKFILE;
+    /* APR's permission bits: a hex digit for each octal one */
+    fi->protection = (apr_fileperms_t)(((m & 0700) << 2) | ((m & 070) << 1)
+                                       | (m & 07)
+                                       | (m & S_ISUID ? APR_USETID : 0)
+                                       | (m & S_ISGID ? APR_GSETID : 0)
+                                       | (m & S_ISVTX ? APR_WSTICKY : 0));
+    fi->user = sx.stx_uid;
+    fi->group = sx.stx_gid;
+    fi->size = (apr_off_t)sx.stx_size;
+    fi->csize = (apr_off_t)sx.stx_blocks * 512;
+    fi->device = (apr_dev_t)id->dev;
+    fi->inode = (apr_ino_t)sx.stx_ino;
+    fi->nlink = (apr_int32_t)sx.stx_nlink;
+    fi->atime = time_of(&sx.stx_atime);
+    fi->mtime = time_of(&sx.stx_mtime);
+    fi->ctime = time_of(&sx.stx_ctime);
+    fi->fname = name;
+    return APR_SUCCESS;
 }
 
 /* ---- the bucket -------------------------------------------------------- */

@@ -43,13 +43,11 @@
 #include <http_protocol.h>
 #include <http_request.h>
 
-#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -155,26 +153,6 @@ typedef struct {
     apr_uint64_t mnt;
 } opened_t;
 
-static adf_ts_t ts_of(const struct statx_timestamp *t)
-{
-    adf_ts_t ts;
-
-    ts.sec = t->tv_sec;
-    ts.nsec = t->tv_nsec;
-    return ts;
-}
-
-/* o from what statx found. */
-static void opened_of(opened_t *o, const struct statx *sx)
-{
-    o->id.dev = (apr_uint64_t)makedev(sx->stx_dev_major, sx->stx_dev_minor);
-    o->id.ino = sx->stx_ino;
-    o->id.size = (apr_int64_t)sx->stx_size;
-    o->id.mtime = ts_of(&sx->stx_mtime);
-    o->id.ctime = ts_of(&sx->stx_ctime);
-    o->mnt = sx->stx_mask & STATX_MNT_ID_UNIQUE ? sx->stx_mnt_id : 0;
-}
-
 /* What is open on fd: its type and *o.  -1 if it cannot be told. */
 static int identify(int fd, mode_t *mode, opened_t *o)
 {
@@ -184,7 +162,7 @@ static int identify(int fd, mode_t *mode, opened_t *o)
     if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID_UNIQUE,
               &sx) == 0) {
         *mode = sx.stx_mode;
-        opened_of(o, &sx);
+        adf_held_ident(&sx, &o->id, &o->mnt);
         return 0;
     }
     /* a sandbox that knows no statx (ENOSYS, or a filter's EPERM) */
@@ -195,57 +173,6 @@ static int identify(int fd, mode_t *mode, opened_t *o)
     adf_ident_of_stat(&o->id, &st);
     o->mnt = 0;
     return 0;
-}
-
-static apr_time_t time_of(const struct statx_timestamp *t)
-{
-    return apr_time_from_sec(t->tv_sec) + t->tv_nsec / 1000;
-}
-
-/* The file at path, not following a link: *fi as apr_stat fills it, and
- * *o (its mount's number 0 where statx cannot tell).  One system call,
- * all a held sibling costs (adf_held.h). */
-static apr_status_t stat_path(const char *path, apr_finfo_t *fi,
-                              opened_t *o, apr_pool_t *p)
-{
-    struct statx sx;
-    mode_t m;
-
-    if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW,
-              STATX_BASIC_STATS | STATX_MNT_ID_UNIQUE, &sx) != 0) {
-        if (errno != ENOSYS && errno != EPERM) {
-            return errno;
-        }
-        o->mnt = 0;     /* (nothing is held without it) */
-        return apr_stat(fi, path, SIBLING_WANTED | APR_FINFO_LINK, p);
-    }
-    opened_of(o, &sx);
-    m = sx.stx_mode;
-    memset(fi, 0, sizeof(*fi));
-    fi->pool = p;
-    fi->valid = APR_FINFO_NORM | APR_FINFO_NLINK;
-    fi->filetype = S_ISREG(m) ? APR_REG : S_ISLNK(m) ? APR_LNK
-                   : S_ISDIR(m) ? APR_DIR : S_ISCHR(m) ? APR_CHR
-                   : S_ISBLK(m) ? APR_BLK : S_ISFIFO(m) ? APR_PIPE
-                   : S_ISSOCK(m) ? APR_SOCK : APR_UNKFILE;
-    /* APR's permission bits: a hex digit for each octal one */
-    fi->protection = (apr_fileperms_t)(((m & 0700) << 2) | ((m & 070) << 1)
-                                       | (m & 07)
-                                       | (m & S_ISUID ? APR_USETID : 0)
-                                       | (m & S_ISGID ? APR_GSETID : 0)
-                                       | (m & S_ISVTX ? APR_WSTICKY : 0));
-    fi->user = sx.stx_uid;
-    fi->group = sx.stx_gid;
-    fi->size = (apr_off_t)sx.stx_size;
-    fi->csize = (apr_off_t)sx.stx_blocks * 512;
-    fi->device = (apr_dev_t)o->id.dev;
-    fi->inode = (apr_ino_t)sx.stx_ino;
-    fi->nlink = (apr_int32_t)sx.stx_nlink;
-    fi->atime = time_of(&sx.stx_atime);
-    fi->mtime = time_of(&sx.stx_mtime);
-    fi->ctime = time_of(&sx.stx_ctime);
-    fi->fname = path;
-    return APR_SUCCESS;
 }
 
 /* The sibling sfi names, opened (held by the request) and still that file
@@ -319,17 +246,6 @@ static mark_e mark_remembered(int fd, const opened_t *o,
     return MARK_OK;
 }
 
-/* Does httpd send a file here from a mapping of its own, and tag it
- * from its metadata alone?  Then a held sibling goes out as it would. */
-static int may_hold(request_rec *r)
-{
-    core_dir_config *d = ap_get_core_module_config(r->per_dir_config);
-
-    return d->enable_mmap != ENABLE_MMAP_OFF && !AP_SENDFILE_ENABLED(
-               d->enable_sendfile)
-           && !(d->etag_bits & ETAG_DIGEST);
-}
-
 /* Is the sibling at path usable for F (finfo f)?  Fills *sfi, digest and
  * either *heldp (the child holds it: adf_held.h) or *fdp (it, open);
  * *mark tells why a regular file is not. */
@@ -345,16 +261,18 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
     *mark = MARK_OK;
     *fdp = NULL;
     *heldp = NULL;
-    if (stat_path(path, &lfi, &o, r->pool) != APR_SUCCESS) {
+    if (adf_held_stat(AT_FDCWD, path, &lfi, &o.id, &o.mnt, r->pool)
+        != APR_SUCCESS) {
         return 0;
     }
     adf_ident_of_finfo(&fid, f);
     /* Still the file it was when checked for F as F is: every check below
      * passed on this file then, and would again. */
-    hold = lfi.filetype == APR_REG && o.mnt && may_hold(r);
-    if (hold && (*heldp = adf_held_get(r, path, &o.id, o.mnt, &fid))) {
+    hold = lfi.filetype == APR_REG && o.mnt && adf_held_may(r);
+    if (hold && (*heldp = adf_held_get(r, path, &o.id, o.mnt, &fid,
+                                       ADF_MEMO_MARK))) {
         *sfi = lfi;
-        memcpy(digest, adf_held_digest(*heldp), ADF_DIGEST_LEN);
+        memcpy(digest, adf_held_found(*heldp)->digest, ADF_DIGEST_LEN);
         return 1;
     }
     if (lfi.filetype == APR_LNK) {
@@ -406,7 +324,12 @@ static int usable(request_rec *r, const char *path, const apr_finfo_t *f,
      * (mark_remembered): o is what is open, and a later request's path
      * must name it, unchanged, to be sent it. */
     if (hold && vouched) {
-        adf_held_put(path, **fdp, &o.id, o.mnt, &fid, digest);
+        adf_memo_t m;
+
+        memset(&m, 0, sizeof(m));
+        m.length = sfi->size;
+        memcpy(m.digest, digest, ADF_DIGEST_LEN);
+        adf_held_put(path, **fdp, &o.id, o.mnt, &fid, ADF_MEMO_MARK, &m);
     }
     return 1;
 }
@@ -545,7 +468,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
              && sibling(r, c, &path, &sfi, digest, &fd, &held))
             || (cache && first
                 && (hit = adf_cache_lookup(r, cache, c, &path, &sfi,
-                                           &fd)))) {
+                                           &fd, &held)))) {
             adf_req_t *st = adf_req(r);
 
             if (hit && adf_conf_dict_versions(dc) && adf_coding(ADF_DCZ)
@@ -555,7 +478,7 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
             }
             if (dict) {
                 /* the entry said what it could: no swap */
-                if (hit) {
+                if (hit && fd) {
                     adf_req_let_go(r, fd);
                 }
                 return;
@@ -659,7 +582,7 @@ static int __attribute__((noinline)) send_checked(request_rec *r,
     ap_update_mtime(r, r->finfo.mtime);
     ap_set_last_modified(r);
     if (st->held) {
-        ap_set_etag(r);     /* (never FileETag Digest: may_hold) */
+        ap_set_etag(r);     /* (never FileETag Digest: adf_held_may) */
     }
     else {
         /* no cleanup of its own: the check's closes the descriptor with

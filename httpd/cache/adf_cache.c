@@ -16,6 +16,7 @@
 #include "adf_sampling.h"
 #include "adf_request.h"
 #include "adf_memo.h"
+#include "adf_held.h"
 
 #include <apr_atomic.h>
 #include <apr_hash.h>
@@ -529,19 +530,63 @@ static int remove_entry(const adf_cache_dir_t *dir, const char *name,
  * in open() until something writes to it. */
 #define ENTRY_OPEN (O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
 
+/* The entry as the child holds it (adf_held.h), if it is still the file
+ * the path names: one statx, no open.  (mnt 0: the directory, open since
+ * start-up, cannot be remounted under it.) */
+static int __attribute__((noinline)) held_entry(request_rec *r,
+                                                adf_cache_req_t *cr,
+                                                adf_coding_e c,
+                                                const char *name,
+                                                const char *key,
+                                                apr_finfo_t *fi,
+                                                const adf_held_t **heldp)
+{
+    const adf_memo_t *m;
+    adf_ident_t id, ns;
+    apr_uint64_t mnt;
+
+    if (adf_held_stat(gen->dir[cr->index].fd, name, fi, &ns, &mnt, r->pool)
+        != APR_SUCCESS || fi->filetype != APR_REG
+        || fi->user != entry_owner) {
+        return 0;
+    }
+    /* to the microsecond, as the check below takes it from its file */
+    adf_ident_of_finfo(&id, fi);
+    if (!(*heldp = adf_held_get(r, key, &id, 0, &cr->key, c))) {
+        return 0;
+    }
+    m = adf_held_found(*heldp);
+    fi->fname = key;
+    fi->size = m->length;
+    fi->mtime = r->finfo.mtime;     /* F's: see below */
+    memcpy(cr->digest, m->digest, ADF_DIGEST_LEN);
+    memcpy(cr->source, m->source, ADF_DIGEST_LEN);
+    return 1;
+}
+
 int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
-                     const char **path, apr_finfo_t *fi, const int **fdp)
+                     const char **path, apr_finfo_t *fi, const int **fdp,
+                     const adf_held_t **heldp)
 {
     const adf_cache_dir_t *dir = &gen->dir[cr->index];
     char name[ADF_CACHE_NAME_MAX];
     apr_file_t *file;
-    const char *why;
+    const char *why, *key = NULL;
     adf_ident_t id;
     adf_memo_t m;
     const int *held;
     int fd, keep, old;
 
+    *fdp = NULL;
+    *heldp = NULL;
     adf_cache_entry_name(name, cr->hash, c);
+    if (adf_held_may(r)) {
+        key = apr_pstrcat(r->pool, dir->conf->dir, "/", name, NULL);
+        if (held_entry(r, cr, c, name, key, fi, heldp)) {
+            *path = key;
+            return 1;
+        }
+    }
     if ((fd = openat(dir->fd, name, ENTRY_OPEN)) < 0) {
         return 0;
     }
@@ -570,6 +615,9 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
             return 0;
         }
         adf_memo_put(&id, 0, &cr->key, c, &m);
+    }
+    if (key) {
+        adf_held_put(key, fd, &id, 0, &cr->key, c, &m);
     }
     /* A handler that opens the request's file by name (not ours: it
      * sends from fd) reaches the entry through this name, and sends this

@@ -46,15 +46,18 @@ int adf_cache_applies(request_rec *r, const adf_dir_conf_t *dc);
 typedef struct adf_cache_req_t adf_cache_req_t;
 adf_cache_req_t *adf_cache_for(request_rec *r, const adf_dir_conf_t *dc);
 
-/* Does the cache hold r's file, as it is now, in coding c?  Then *fdp is
- * the entry, open (held by the request: adf_req_hold_fd), *path a name
- * for that open file ("/proc/self/fd/N": no path is followed again, and
- * an entry evicted meanwhile is still read whole) and *fi its file,
- * fi->size the length of its coded bytes (what the handler sends).  (An
- * entry exists only for a version the worker found settled: see
- * adf_cache_entry.h.)  A damaged entry is removed. */
+/* Does the cache hold r's file, as it is now, in coding c?  Then either
+ * *heldp is the entry as the child holds it (adf_held.h) and *path its
+ * name, or *fdp the entry, open (held by the request: adf_req_hold_fd),
+ * and *path a name for that open file ("/proc/self/fd/N": no path is
+ * followed again, and an entry evicted meanwhile is still read whole);
+ * *fi is its file, fi->size the length of its coded bytes (what the
+ * handler sends).  (An entry exists only for a version the worker found
+ * settled: see adf_cache_entry.h.)  A damaged entry is removed. */
+struct adf_held_t;
 int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
-                     const char **path, apr_finfo_t *fi, const int **fdp);
+                     const char **path, apr_finfo_t *fi, const int **fdp,
+                     const struct adf_held_t **heldp);
 
 /* The SHA-256 of the coded bytes of the entry adf_cache_lookup found:
  * their ETag's. */

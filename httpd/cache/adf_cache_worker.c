@@ -242,7 +242,7 @@ static int make_room(const adf_cache_gen_t *g, int i, apr_off_t need,
     adf_cache_index_t *x = &w.index[i];
     const adf_cache_rec_t *v;
     struct statvfs fs;
-    apr_off_t reserve, avail;
+    apr_off_t reserve, avail, first = -1, freed = 0;
     int evicted = 0, room;
 
     refresh_used(g, x);
@@ -254,10 +254,16 @@ static int make_room(const adf_cache_gen_t *g, int i, apr_off_t need,
                   / RESERVE_SHARE;
         reserve = reserve < RESERVE_MAX ? reserve : RESERVE_MAX;
         avail = (apr_off_t)fs.f_bavail * (apr_off_t)fs.f_frsize;
+        /* What it evicted counts as freed: an entry a child still holds
+         * mapped (adf_held.h), or sends, gives its space back only when
+         * let go, and evicting on until then would empty the cache. */
+        first = first < 0 ? avail : first;
+        avail = avail > first + freed ? avail : first + freed;
         if ((room = avail >= need + reserve)
             || !(v = adf_cache_index_victim(x, 0, keep)) || v->hash == keep) {
             break;
         }
+        freed += v->bytes;
         evict(g, i, v);
         evicted++;
     }
