@@ -7,11 +7,11 @@
 
 #include <apr_atomic.h>
 #include <apr_hash.h>
-#include <apr_thread_mutex.h>
 #include <http_core.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -40,9 +40,12 @@ struct adf_held_t {
     volatile apr_uint32_t refs;
 };
 
-static apr_pool_t *held_pool;
+/* The table lives as long as the process: the watchdog thread that
+ * sweeps it is joined after pchild's cleanups run, so nothing of it may go
+ * with pchild (a lock destroyed, a table freed under a sweep).  Made once
+ * per process (a one-process server's restarts find it made). */
 static apr_hash_t *held;
-static apr_thread_mutex_t *held_lock;
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 static apr_time_t swept;
 
 static void release(adf_held_t *h)
@@ -54,37 +57,22 @@ static void release(adf_held_t *h)
     }
 }
 
-/* The child goes (its threads joined): every sibling let go. */
-static apr_status_t let_all_go(void *data)
+static apr_status_t release_cleanup(void *data)
 {
-    apr_hash_index_t *hi;
-
-    for (hi = apr_hash_first(NULL, held); hi; hi = apr_hash_next(hi)) {
-        release(apr_hash_this_val(hi));
-    }
-    held_lock = NULL;
+    release(data);
     return APR_SUCCESS;
 }
 
 void adf_held_child_init(apr_pool_t *pchild)
 {
-    if (apr_pool_create(&held_pool, pchild) != APR_SUCCESS
-        || apr_thread_mutex_create(&held_lock, APR_THREAD_MUTEX_DEFAULT,
-                                   pchild) != APR_SUCCESS) {
-        held_lock = NULL;
-        return;
-    }
-    held = apr_hash_make(held_pool);
-    /* (a pool of its own, cleared before pchild's cleanups destroy the
-     * lock) */
-    apr_pool_cleanup_register(held_pool, NULL, let_all_go,
-                              apr_pool_cleanup_null);
-}
+    apr_pool_t *p;
 
-static apr_status_t release_cleanup(void *data)
-{
-    release(data);
-    return APR_SUCCESS;
+    pthread_mutex_lock(&held_lock);
+    if (!held && apr_pool_create_unmanaged_ex(&p, NULL, NULL)
+                 == APR_SUCCESS) {
+        held = apr_hash_make(p);
+    }
+    pthread_mutex_unlock(&held_lock);
 }
 
 /* Drop the table's reference to siblings unasked for since HELD_IDLE.
@@ -107,12 +95,11 @@ static void sweep(apr_time_t now)
 
 void adf_held_sweep(apr_time_t now)
 {
-    if (held_lock && apr_thread_mutex_lock(held_lock) == APR_SUCCESS) {
-        if (now - swept >= HELD_SWEEP) {
-            sweep(now);
-        }
-        apr_thread_mutex_unlock(held_lock);
+    pthread_mutex_lock(&held_lock);
+    if (held && now - swept >= HELD_SWEEP) {
+        sweep(now);
     }
+    pthread_mutex_unlock(&held_lock);
 }
 
 const adf_held_t *adf_held_get(request_rec *r, const char *key,
@@ -121,22 +108,21 @@ const adf_held_t *adf_held_get(request_rec *r, const char *key,
 {
     adf_held_t *h;
 
-    if (!held_lock || apr_thread_mutex_lock(held_lock) != APR_SUCCESS) {
-        return NULL;
-    }
-    h = apr_hash_get(held, key, APR_HASH_KEY_STRING);
+    pthread_mutex_lock(&held_lock);
+    h = held ? apr_hash_get(held, key, APR_HASH_KEY_STRING) : NULL;
     if (h && h->mnt == mnt && h->kind == kind && adf_ident_same(&h->id, id)
         && adf_ident_same(&h->src, src)) {
-        h->used = r->request_time;
+        /* (a long request's time is older than the last one's) */
+        h->used = h->used > r->request_time ? h->used : r->request_time;
         apr_atomic_inc32(&h->refs);
     }
     else {
         h = NULL;
     }
-    if (r->request_time - swept >= HELD_SWEEP) {
+    if (held && r->request_time - swept >= HELD_SWEEP) {
         sweep(r->request_time);
     }
-    apr_thread_mutex_unlock(held_lock);
+    pthread_mutex_unlock(&held_lock);
     if (h) {
         apr_pool_cleanup_register(r->pool, h, release_cleanup,
                                   apr_pool_cleanup_null);
@@ -151,7 +137,7 @@ void adf_held_put(const char *key, int fd, const adf_ident_t *id,
     adf_held_t *h, *old;
     void *base;
 
-    if (!held_lock || found->length <= 0 || found->length > id->size
+    if (!held || found->length <= 0 || found->length > id->size
         || found->length > ADF_HELD_SIZE_MAX) {
         return;
     }
@@ -173,10 +159,7 @@ void adf_held_put(const char *key, int fd, const adf_ident_t *id,
     h->len = (apr_size_t)found->length;
     h->refs = 1;                /* the table's */
     h->used = apr_time_now();
-    if (apr_thread_mutex_lock(held_lock) != APR_SUCCESS) {
-        release(h);
-        return;
-    }
+    pthread_mutex_lock(&held_lock);
     if ((old = apr_hash_get(held, key, APR_HASH_KEY_STRING))) {
         apr_hash_set(held, old->path, APR_HASH_KEY_STRING, NULL);
         release(old);
@@ -188,7 +171,7 @@ void adf_held_put(const char *key, int fd, const adf_ident_t *id,
         apr_hash_set(held, h->path, APR_HASH_KEY_STRING, h);
         h = NULL;
     }
-    apr_thread_mutex_unlock(held_lock);
+    pthread_mutex_unlock(&held_lock);
     if (h) {
         release(h);             /* full of files in use */
     }
@@ -203,9 +186,12 @@ int adf_held_may(request_rec *r)
 {
     core_dir_config *d = ap_get_core_module_config(r->per_dir_config);
 
+    /* the components as ap_make_etag_ex takes them */
+    etag_components_t bits = (d->etag_bits & ~d->etag_remove) | d->etag_add;
+
     return d->enable_mmap != ENABLE_MMAP_OFF
            && !AP_SENDFILE_ENABLED(d->enable_sendfile)
-           && !(d->etag_bits & ETAG_DIGEST);
+           && !(bits & ETAG_DIGEST) && !AP_REQUEST_IS_STRONG_ETAG(r);
 }
 
 #ifndef STATX_MNT_ID_UNIQUE

@@ -532,7 +532,8 @@ static int remove_entry(const adf_cache_dir_t *dir, const char *name,
 
 /* The entry as the child holds it (adf_held.h), if it is still the file
  * the path names: one statx, no open.  (mnt 0: the directory, open since
- * start-up, cannot be remounted under it.) */
+ * start-up, cannot be remounted under it.)  -1: statx cannot tell (then
+ * nothing is held). */
 static int __attribute__((noinline)) held_entry(request_rec *r,
                                                 adf_cache_req_t *cr,
                                                 adf_coding_e c,
@@ -545,9 +546,17 @@ static int __attribute__((noinline)) held_entry(request_rec *r,
     adf_ident_t id, ns;
     apr_uint64_t mnt;
 
-    if (adf_held_stat(gen->dir[cr->index].fd, name, fi, &ns, &mnt, r->pool)
-        != APR_SUCCESS || fi->filetype != APR_REG
-        || fi->user != entry_owner) {
+    switch (adf_held_stat(gen->dir[cr->index].fd, name, fi, &ns, &mnt,
+                          r->pool)) {
+    case APR_SUCCESS:
+        break;
+    case ENOSYS:
+    case EPERM:
+        return -1;
+    default:
+        return 0;
+    }
+    if (fi->filetype != APR_REG || fi->user != entry_owner) {
         return 0;
     }
     /* to the microsecond, as the check below takes it from its file */
@@ -582,9 +591,13 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
     adf_cache_entry_name(name, cr->hash, c);
     if (adf_held_may(r)) {
         key = apr_pstrcat(r->pool, dir->conf->dir, "/", name, NULL);
-        if (held_entry(r, cr, c, name, key, fi, heldp)) {
+        switch (held_entry(r, cr, c, name, key, fi, heldp)) {
+        case 1:
             *path = key;
             return 1;
+        case -1:
+            key = NULL;
+            break;
         }
     }
     if ((fd = openat(dir->fd, name, ENTRY_OPEN)) < 0) {

@@ -48,7 +48,9 @@ adf_cache_req_t *adf_cache_for(request_rec *r, const adf_dir_conf_t *dc);
 
 /* Does the cache hold r's file, as it is now, in coding c?  Then either
  * *heldp is the entry as the child holds it (adf_held.h) and *path its
- * name, or *fdp the entry, open (held by the request: adf_req_hold_fd),
+ * name in the directory (only this module's handler, which sends the
+ * mapping, takes a GET the swap let through), or *fdp the entry, open
+ * (held by the request: adf_req_hold_fd),
  * and *path a name for that open file ("/proc/self/fd/N": no path is
  * followed again, and an entry evicted meanwhile is still read whole);
  * *fi is its file, fi->size the length of its coded bytes (what the
