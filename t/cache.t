@@ -26,7 +26,7 @@ use ADFTest;
 # leaves parts out of the plan: it cannot be killed, restarted or
 # signalled and go on (24 + 5 assertions).
 my $one = $ENV{ADF_VALGRIND} ? 1 : 0;
-plan tests => 189 + 3 * scalar(grep { $_ ne 'zstd' } codings())
+plan tests => 190 + 3 * scalar(grep { $_ ne 'zstd' } codings())
     - ($one ? 26 + 5 : 0);
 
 my $root = docroot();
@@ -278,6 +278,8 @@ for my $c (qw(br gzip zstd)) {
     ok t_cmp(vary_count($r), 1, 'Vary');
     $hit{$c} = $r;
 }
+ok t_cmp(mapped("$cdir/") > 0 ? 1 : 0, 1,
+         'hits sent from mappings of their entries a child keeps (adf_held.h)');
 ok t_cmp(length($hit{br}->content) < $fly_br ? 1 : 0, 1,
          'smaller than on the fly (' . length($hit{br}->content)
          . " < $fly_br)");

@@ -19,7 +19,7 @@ use LWP::UserAgent ();
 use Digest::SHA qw(sha256_hex);
 use ADFTest;
 
-plan tests => 116;
+plan tests => 119;
 
 # Idle: on the fly at the top of the range (the tool's check below tells
 # a stale sibling by its reason, max or target).
@@ -366,6 +366,10 @@ for my $d (qw(vary varyoff)) {
     };
     my $u = '/static/held/h.html';
     ok t_cmp($count->($u, 'a', $v[0]), 20, 'held: the sibling is served');
+    ok t_cmp(mapped("$h.gz") > 0 ? 1 : 0, 1,
+             'held: ... from a mapping a child keeps after the response');
+    ok t_cmp(wait_for(sub { !mapped("$h.gz") }, 8, 0.25), 1,
+             'held: let go once no request asked for it in 2 s');
     $put->($v[1]);
     ok t_cmp($count->($u, 'b', $v[1]), 20,
              'held: a sibling renamed over it goes out at once, from every '
@@ -394,6 +398,8 @@ for my $d (qw(vary varyoff)) {
              "held: a FIFO renamed over it: F's own bytes, at once");
     ok t_cmp($count->('/static/nommap/n.html', 'a', $v[0]), 20,
              'EnableMMAP Off: the sibling from its file');
+    ok t_cmp(mapped("$dir/nommap/n.html.gz"), 0,
+             'EnableMMAP Off: ... never held');
 }
 
 my $remount_at;

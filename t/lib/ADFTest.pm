@@ -24,7 +24,7 @@ our @EXPORT = qw(docroot fetch head gunzip_ok unbrotli unzstd decode_body slurp
                  sibling_ext refused_cgi_posts status_json fetch_noted
                  uncoded probe error_log log_count restart wait_hit worker_state
                  needs_root config_check one_child_server undcz
-                 available_dictionary scratch_dir);
+                 available_dictionary scratch_dir mapped);
 
 # The codings the module under test has, as its build's configure decided
 # (scripts/run-httpd-tests passes them): the tests assert what this build
@@ -445,6 +445,20 @@ sub code_body {
 }
 
 # ok() with a message (Apache::Test's ok takes an expected value second).
+# How many mappings of files under $prefix (a path, or a directory with a
+# trailing slash) the processes hold now (/proc/PID/maps): a held
+# sibling or cache entry is one (adf_held.h), a response being sent from
+# its file for the while it is sent.
+sub mapped {
+    my ($prefix) = @_;
+    my $n = 0;
+    for my $m (glob('/proc/[0-9]*/maps')) {
+        open(my $fh, '<', $m) or next;
+        $n += grep { index($_, " $prefix") >= 0 } <$fh>;
+    }
+    return $n;
+}
+
 sub holds {
     my ($cond, $msg) = @_;
     Apache::Test::ok(Apache::TestUtil::t_cmp($cond ? 'holds' : 'broken',
