@@ -194,10 +194,6 @@ int adf_held_may(request_rec *r)
            && !(bits & ETAG_DIGEST) && !AP_REQUEST_IS_STRONG_ETAG(r);
 }
 
-#ifndef STATX_MNT_ID_UNIQUE
-#define STATX_MNT_ID_UNIQUE 0x00004000U     /* Linux 6.8 */
-#endif
-
 static adf_ts_t ts_of(const struct statx_timestamp *t)
 {
     adf_ts_t ts;

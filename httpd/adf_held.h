@@ -16,6 +16,7 @@
 #include "adf_memo.h"
 
 #include <apr_buckets.h>
+#include <sys/stat.h>     /* statx, before STATX_MNT_ID_UNIQUE below */
 
 /* httpd's core output filter writes out more bytes held in memory than
  * this (FlushMaxThreshold's default) before it lets the handler's thread
@@ -55,6 +56,10 @@ void adf_held_put(const char *key, int fd, const adf_ident_t *id,
                   const adf_memo_t *found);
 
 const adf_memo_t *adf_held_found(const adf_held_t *h);
+
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000U     /* Linux 6.8 */
+#endif
 
 /* The identity and mount number a statx found, as adf_held_stat gives
  * them. */

@@ -142,10 +142,6 @@ static mark_e mark_of(int fd, const adf_ident_t *f, apr_off_t size,
 
 #define SIBLING_WANTED (APR_FINFO_MIN | APR_FINFO_IDENT | APR_FINFO_OWNER)
 
-#ifndef STATX_MNT_ID_UNIQUE
-#define STATX_MNT_ID_UNIQUE 0x00004000U     /* Linux 6.8 */
-#endif
-
 /* What open_sibling found open: the file's identity to the nanosecond,
  * and its mount's number, never reused (0: this kernel has none). */
 typedef struct {
