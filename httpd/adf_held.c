@@ -75,12 +75,15 @@ void adf_held_child_init(apr_pool_t *pchild)
     pthread_mutex_unlock(&held_lock);
 }
 
-/* Drop the table's reference to siblings unasked for since HELD_IDLE.
- * Under the lock. */
+/* Drop the table's reference to files unasked for since HELD_IDLE, at
+ * most every HELD_SWEEP.  Under the lock. */
 static void sweep(apr_time_t now)
 {
     apr_hash_index_t *hi;
 
+    if (!held || now - swept < HELD_SWEEP) {
+        return;
+    }
     swept = now;
     /* (deleting the entry an iteration is at is safe in apr_hash) */
     for (hi = apr_hash_first(NULL, held); hi; hi = apr_hash_next(hi)) {
@@ -96,9 +99,7 @@ static void sweep(apr_time_t now)
 void adf_held_sweep(apr_time_t now)
 {
     pthread_mutex_lock(&held_lock);
-    if (held && now - swept >= HELD_SWEEP) {
-        sweep(now);
-    }
+    sweep(now);
     pthread_mutex_unlock(&held_lock);
 }
 
@@ -119,9 +120,7 @@ const adf_held_t *adf_held_get(request_rec *r, const char *key,
     else {
         h = NULL;
     }
-    if (held && r->request_time - swept >= HELD_SWEEP) {
-        sweep(r->request_time);
-    }
+    sweep(r->request_time);
     pthread_mutex_unlock(&held_lock);
     if (h) {
         apr_pool_cleanup_register(r->pool, h, release_cleanup,
