@@ -24,6 +24,11 @@
  * larger sibling goes out from its file, as a plain file would. */
 #define ADF_HELD_SIZE_MAX 65536
 
+/* A held file is let go within about this of its last request (idle 2 s,
+ * then the next sweep, at the default load interval): until then a
+ * deleted one's blocks stay in use. */
+#define ADF_HELD_LET_GO apr_time_from_sec(4)
+
 typedef struct adf_held_t adf_held_t;
 
 void adf_held_child_init(apr_pool_t *pchild);

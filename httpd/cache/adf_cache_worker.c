@@ -41,6 +41,7 @@
 #include "adf_shm.h"
 #include "adf_cache_queue.h"
 #include "adf_dictmatch.h"
+#include "adf_held.h"
 
 #include <ap_mpm.h>
 #include <apr_atomic.h>
@@ -97,6 +98,11 @@ static struct {
     int scanned;
     adf_cache_index_t index[ADF_CACHE_DIRS];
     apr_time_t retry[ADF_CACHE_DIRS];   /* failing: the next attempt */
+    /* The free space a directory's filesystem will have once what was
+     * evicted lately is let go: an entry a child holds mapped, or sends,
+     * returns its blocks only then (adf_held.h).  Valid until expect_by. */
+    apr_off_t expect[ADF_CACHE_DIRS];
+    apr_time_t expect_by[ADF_CACHE_DIRS];
     job_t job;
     apr_time_t slice_end;               /* when the last slice ended */
     double slice_cpu;                   /* its CPU time, microseconds */
@@ -242,9 +248,13 @@ static int make_room(const adf_cache_gen_t *g, int i, apr_off_t need,
     adf_cache_index_t *x = &w.index[i];
     const adf_cache_rec_t *v;
     struct statvfs fs;
-    apr_off_t reserve, avail, first = -1, freed = 0;
+    apr_off_t reserve, avail;
+    apr_time_t now = apr_time_now();
     int evicted = 0, room;
 
+    if (now >= w.expect_by[i]) {
+        w.expect[i] = 0;
+    }
     refresh_used(g, x);
     for (;;) {
         if (fstatvfs(dfd(g, i), &fs) != 0) {
@@ -254,16 +264,17 @@ static int make_room(const adf_cache_gen_t *g, int i, apr_off_t need,
                   / RESERVE_SHARE;
         reserve = reserve < RESERVE_MAX ? reserve : RESERVE_MAX;
         avail = (apr_off_t)fs.f_bavail * (apr_off_t)fs.f_frsize;
-        /* What it evicted counts as freed: an entry a child still holds
-         * mapped (adf_held.h), or sends, gives its space back only when
-         * let go, and evicting on until then would empty the cache. */
-        first = first < 0 ? avail : first;
-        avail = avail > first + freed ? avail : first + freed;
-        if ((room = avail >= need + reserve)
+        /* What was evicted counts as freed, in this call and in the
+         * calls before it a child may still hold entries of: evicting on
+         * until they are let go would empty the cache of its hot entries,
+         * those most likely held. */
+        w.expect[i] = w.expect[i] > avail ? w.expect[i] : avail;
+        if ((room = w.expect[i] >= need + reserve)
             || !(v = adf_cache_index_victim(x, 0, keep)) || v->hash == keep) {
             break;
         }
-        freed += v->bytes;
+        w.expect[i] += v->bytes;
+        w.expect_by[i] = now + ADF_HELD_LET_GO;
         evict(g, i, v);
         evicted++;
     }
@@ -811,6 +822,7 @@ static int commit(const adf_cache_gen_t *g, adf_coding_e c)
         return 0;
     }
     write_worked(g, i);
+    w.expect[i] -= (apr_off_t)bytes;    /* taken from what make_room saw */
     adf_cache_index_add(&w.index[i], entry_hash(j, c), c, (apr_off_t)bytes,
                         apr_time_now());
     apr_atomic_inc64(&counts(g, i)->written);
