@@ -91,18 +91,32 @@ typedef struct {
     adf_digest_t digest;
     apr_uint64_t out;
     int err;                    /* errno of the failed write */
+    apr_time_t later;           /* waiting for room until then */
 } job_t;
+
+/* The free space a filesystem will have once what the worker evicted
+ * lately is let go: an entry a child holds mapped, or sends, returns its
+ * blocks only then (adf_held.h).  At most what the filesystem says plus
+ * what was evicted in the last SPAN to 2 SPAN (credit: the current span's
+ * and the last one's), so that another writer's bytes, or an entry that
+ * was already gone, count for no longer. */
+#define SPAN (ADF_HELD_LET_GO / 2)
+typedef struct {
+    apr_off_t expect;
+    apr_off_t credit[2];
+    apr_time_t span;            /* when the current span began */
+} room_t;
+
+/* make_room's answers; a job waiting for room asks again after WAIT */
+enum { ROOM_NONE, ROOM_NOW, ROOM_LATER };
+#define WAIT apr_time_from_msec(250)
 
 /* This process's worker; only the watchdog thread touches it. */
 static struct {
     int scanned;
     adf_cache_index_t index[ADF_CACHE_DIRS];
     apr_time_t retry[ADF_CACHE_DIRS];   /* failing: the next attempt */
-    /* The free space a directory's filesystem will have once what was
-     * evicted lately is let go: an entry a child holds mapped, or sends,
-     * returns its blocks only then (adf_held.h).  Valid until expect_by. */
-    apr_off_t expect[ADF_CACHE_DIRS];
-    apr_time_t expect_by[ADF_CACHE_DIRS];
+    room_t room[ADF_CACHE_DIRS];        /* a filesystem's: room_of */
     job_t job;
     apr_time_t slice_end;               /* when the last slice ended */
     double slice_cpu;                   /* its CPU time, microseconds */
@@ -239,42 +253,79 @@ static void trim(const adf_cache_gen_t *g, int i, apr_uint64_t keep)
     publish(g, i);
 }
 
+/* Directory i's filesystem's room: the first directory's on its device
+ * (two caches on one filesystem must not each count the same space). */
+static room_t *room_of(const adf_cache_gen_t *g, int i)
+{
+    int j = 0;
+
+    while (j < i && g->dir[j].dev != g->dir[i].dev) {
+        j++;
+    }
+    return &w.room[j];
+}
+
+/* The bytes evicted lately: the spans rolled forward to now. */
+static apr_off_t recent(room_t *m, apr_time_t now)
+{
+    if (now - m->span >= 2 * SPAN) {
+        m->credit[0] = m->credit[1] = 0;
+        m->span = now;
+    }
+    else if (now - m->span >= SPAN) {
+        m->credit[1] = m->credit[0];
+        m->credit[0] = 0;
+        m->span += SPAN;
+    }
+    return m->credit[0] + m->credit[1];
+}
+
 /* Is there room for need more bytes in directory i, besides the reserve
- * left to everyone else on its filesystem?  The least recently used
- * entries but keep's go until there is. */
+ * left to everyone else on its filesystem (ROOM_NOW), or will there be
+ * once what was evicted is let go (ROOM_LATER)?  The least recently used
+ * entries but keep's go until one of them holds. */
 static int make_room(const adf_cache_gen_t *g, int i, apr_off_t need,
                      apr_uint64_t keep)
 {
     adf_cache_index_t *x = &w.index[i];
     const adf_cache_rec_t *v;
+    room_t *m = room_of(g, i);
     struct statvfs fs;
-    apr_off_t reserve, avail;
+    apr_off_t reserve, avail, cap;
     apr_time_t now = apr_time_now();
     int evicted = 0, room;
 
-    if (now >= w.expect_by[i]) {
-        w.expect[i] = 0;
-    }
     refresh_used(g, x);
     for (;;) {
         if (fstatvfs(dfd(g, i), &fs) != 0) {
-            return 1;       /* cannot tell: the write will */
+            return ROOM_NOW;    /* cannot tell: the write will */
         }
         reserve = (apr_off_t)fs.f_blocks * (apr_off_t)fs.f_frsize
                   / RESERVE_SHARE;
         reserve = reserve < RESERVE_MAX ? reserve : RESERVE_MAX;
         avail = (apr_off_t)fs.f_bavail * (apr_off_t)fs.f_frsize;
-        /* What was evicted counts as freed, in this call and in the
-         * calls before it a child may still hold entries of: evicting on
-         * until they are let go would empty the cache of its hot entries,
-         * those most likely held. */
-        w.expect[i] = w.expect[i] > avail ? w.expect[i] : avail;
-        if ((room = w.expect[i] >= need + reserve)
-            || !(v = adf_cache_index_victim(x, 0, keep)) || v->hash == keep) {
+        /* What was evicted, in this call or the ones before it, may
+         * still be held by a child: evicting on until it is let go would
+         * empty the cache of its hot entries (those most likely held),
+         * and writing into its blocks would take the reserve.  Room
+         * coming back that way is waited for. */
+        cap = avail + recent(m, now);
+        m->expect = m->expect > avail ? m->expect : avail;
+        m->expect = m->expect < cap ? m->expect : cap;
+        if (avail >= need + reserve) {
+            room = ROOM_NOW;
             break;
         }
-        w.expect[i] += v->bytes;
-        w.expect_by[i] = now + ADF_HELD_LET_GO;
+        if (m->expect >= need + reserve) {
+            room = ROOM_LATER;
+            break;
+        }
+        if (!(v = adf_cache_index_victim(x, 0, keep)) || v->hash == keep) {
+            room = ROOM_NONE;
+            break;
+        }
+        m->expect += v->bytes;
+        m->credit[0] += v->bytes;
         evict(g, i, v);
         evicted++;
     }
@@ -728,7 +779,7 @@ static int whole(const job_t *j, adf_coding_e c)
 }
 
 /* Open the current coding's temporary file and coder, once its
- * filesystem has room for it. */
+ * filesystem has room for it: 1; -1: not yet (j->later); 0: failed. */
 static int open_coding(const adf_cache_gen_t *g, adf_coding_e c)
 {
     job_t *j = &w.job;
@@ -737,8 +788,15 @@ static int open_coding(const adf_cache_gen_t *g, adf_coding_e c)
     adf_stream_opts_t o = { NULL };
     apr_status_t rv;
 
-    if (!make_room(g, i, (apr_off_t)j->len + ADF_CACHE_TRAILER,
-                   j->item.hash)) {
+    switch (make_room(g, i, (apr_off_t)j->len + ADF_CACHE_TRAILER,
+                      j->item.hash)) {
+    case ROOM_LATER:
+        ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s, "cache worker: %s: "
+                     "waiting for the room of entries a child still holds",
+                     dir_of(g, i));
+        j->later = apr_time_now() + WAIT;
+        return -1;
+    case ROOM_NONE:
         write_failed(g, i, ENOSPC, "leave room on its filesystem for "
                      "another file");
         return 0;
@@ -822,7 +880,7 @@ static int commit(const adf_cache_gen_t *g, adf_coding_e c)
         return 0;
     }
     write_worked(g, i);
-    w.expect[i] -= (apr_off_t)bytes;    /* taken from what make_room saw */
+    room_of(g, i)->expect -= (apr_off_t)bytes;  /* taken from make_room's */
     adf_cache_index_add(&w.index[i], entry_hash(j, c), c, (apr_off_t)bytes,
                         apr_time_now());
     apr_atomic_inc64(&counts(g, i)->written);
@@ -842,13 +900,23 @@ static void advance(const adf_cache_gen_t *g)
     apr_size_t n;
     apr_status_t rv;
 
-    if (!j->s && j->fd < 0 && !open_coding(g, c)) {
-        end_job(g);
-        return;
+    if (!j->s && j->fd < 0) {
+        int opened = open_coding(g, c);
+
+        if (opened < 0) {
+            return;
+        }
+        if (!opened) {
+            end_job(g);
+            return;
+        }
     }
     if (c == ADF_IDENTITY) {
         /* the dictionary: F's bytes, in one slice (a copy) */
         rv = sink(j, j->data, j->len);
+        if (rv != APR_SUCCESS && j->err) {
+            write_failed(g, j->item.cache, j->err, "write a file in it");
+        }
         if (rv != APR_SUCCESS || !commit(g, c) || ++j->cur == j->ntodo) {
             end_job(g);
         }
@@ -910,6 +978,9 @@ static void work(const adf_cache_gen_t *g, apr_pool_t *pool)
         }
         if (apr_time_now() - begun >= BURST) {
             return;
+        }
+        if (w.job.active && now < w.job.later) {
+            return;     /* waiting for room (make_room) */
         }
         t0 = thread_cpu_ns();
         if (w.job.active) {
