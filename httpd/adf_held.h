@@ -27,8 +27,8 @@
 /* A held file is let go within about this of its last request (idle 2 s,
  * then the next sweep, at the default load interval): until then a
  * deleted one's blocks stay in use.  A longer interval, or a response
- * still being sent, holds one longer: the cache worker, which counts an
- * entry it evicted as freed for this long, then evicts more than needed. */
+ * still being sent, holds one longer: the cache worker, which waits up to
+ * this long for an evicted entry's room, then evicts more than needed. */
 #define ADF_HELD_LET_GO apr_time_from_sec(4)
 
 typedef struct adf_held_t adf_held_t;

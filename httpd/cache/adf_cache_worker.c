@@ -92,22 +92,27 @@ typedef struct {
     apr_uint64_t out;
     int err;                    /* errno of the failed write */
     apr_time_t later;           /* waiting for room until then */
+    apr_time_t waiting;         /* ... since then; 0: not waiting */
 } job_t;
 
 /* The free space a filesystem will have once what the worker evicted
  * lately is let go: an entry a child holds mapped, or sends, returns its
  * blocks only then (adf_held.h).  At most what the filesystem says plus
- * what was evicted in the last SPAN to 2 SPAN (credit: the current span's
- * and the last one's), so that another writer's bytes, or an entry that
+ * what was evicted in the last 3 to 4 s (credit: SLOTS slots of SLOT,
+ * the newest first), so that another writer's bytes, or an entry that
  * was already gone, count for no longer. */
-#define SPAN (ADF_HELD_LET_GO / 2)
+#define SLOTS 4
+#define SLOT (ADF_HELD_LET_GO / SLOTS)
 typedef struct {
     apr_off_t expect;
-    apr_off_t credit[2];
-    apr_time_t span;            /* when the current span began */
+    apr_off_t credit[SLOTS];
+    apr_time_t slot;            /* when the newest slot began */
 } room_t;
 
-/* make_room's answers; a job waiting for room asks again after WAIT */
+/* make_room's answers.  A job waiting for room asks again after WAIT,
+ * and waits no longer than ADF_HELD_LET_GO: space that does not come
+ * back by then (a hold longer than that, a filesystem that frees late)
+ * is not waited for again. */
 enum { ROOM_NONE, ROOM_NOW, ROOM_LATER };
 #define WAIT apr_time_from_msec(250)
 
@@ -265,33 +270,40 @@ static room_t *room_of(const adf_cache_gen_t *g, int i)
     return &w.room[j];
 }
 
-/* The bytes evicted lately: the spans rolled forward to now. */
+/* The bytes evicted lately: the slots rolled forward to now (a clock
+ * set back drops them all: the safe side). */
 static apr_off_t recent(room_t *m, apr_time_t now)
 {
-    if (now - m->span >= 2 * SPAN) {
-        m->credit[0] = m->credit[1] = 0;
-        m->span = now;
+    apr_off_t sum = 0;
+    int k;
+
+    if (now < m->slot || now - m->slot >= SLOTS * SLOT) {
+        memset(m->credit, 0, sizeof(m->credit));
+        m->slot = now;
     }
-    else if (now - m->span >= SPAN) {
-        m->credit[1] = m->credit[0];
+    while (now - m->slot >= SLOT) {
+        memmove(m->credit + 1, m->credit, (SLOTS - 1) * sizeof(*m->credit));
         m->credit[0] = 0;
-        m->span += SPAN;
+        m->slot += SLOT;
     }
-    return m->credit[0] + m->credit[1];
+    for (k = 0; k < SLOTS; k++) {
+        sum += m->credit[k];
+    }
+    return sum;
 }
 
 /* Is there room for need more bytes in directory i, besides the reserve
  * left to everyone else on its filesystem (ROOM_NOW), or will there be
- * once what was evicted is let go (ROOM_LATER)?  The least recently used
- * entries but keep's go until one of them holds. */
+ * once what was evicted is let go (ROOM_LATER, where may_wait)?  The
+ * least recently used entries but keep's go until one of them holds. */
 static int make_room(const adf_cache_gen_t *g, int i, apr_off_t need,
-                     apr_uint64_t keep)
+                     apr_uint64_t keep, int may_wait)
 {
     adf_cache_index_t *x = &w.index[i];
     const adf_cache_rec_t *v;
     room_t *m = room_of(g, i);
     struct statvfs fs;
-    apr_off_t reserve, avail, cap;
+    apr_off_t reserve, bs, want, avail, cap;
     apr_time_t now = apr_time_now();
     int evicted = 0, room;
 
@@ -303,6 +315,10 @@ static int make_room(const adf_cache_gen_t *g, int i, apr_off_t need,
         reserve = (apr_off_t)fs.f_blocks * (apr_off_t)fs.f_frsize
                   / RESERVE_SHARE;
         reserve = reserve < RESERVE_MAX ? reserve : RESERVE_MAX;
+        /* need in whole blocks, and one more (a coder's few bytes over
+         * its input, the inode's), besides the reserve */
+        bs = fs.f_frsize ? (apr_off_t)fs.f_frsize : 1;
+        want = ((need + bs - 1) / bs + 1) * bs + reserve;
         avail = (apr_off_t)fs.f_bavail * (apr_off_t)fs.f_frsize;
         /* What was evicted, in this call or the ones before it, may
          * still be held by a child: evicting on until it is let go would
@@ -312,12 +328,12 @@ static int make_room(const adf_cache_gen_t *g, int i, apr_off_t need,
         cap = avail + recent(m, now);
         m->expect = m->expect > avail ? m->expect : avail;
         m->expect = m->expect < cap ? m->expect : cap;
-        if (avail >= need + reserve) {
+        if (avail >= want) {
             room = ROOM_NOW;
             break;
         }
-        if (m->expect >= need + reserve) {
-            room = ROOM_LATER;
+        if (m->expect >= want) {
+            room = may_wait ? ROOM_LATER : ROOM_NONE;
             break;
         }
         if (!(v = adf_cache_index_victim(x, 0, keep)) || v->hash == keep) {
@@ -788,19 +804,27 @@ static int open_coding(const adf_cache_gen_t *g, adf_coding_e c)
     adf_stream_opts_t o = { NULL };
     apr_status_t rv;
 
+    apr_time_t now = apr_time_now();
+
+    if (j->waiting > now) {
+        j->waiting = now;       /* the clock was set back */
+    }
     switch (make_room(g, i, (apr_off_t)j->len + ADF_CACHE_TRAILER,
-                      j->item.hash)) {
+                      j->item.hash, !j->waiting
+                                    || now - j->waiting < ADF_HELD_LET_GO)) {
     case ROOM_LATER:
         ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s, "cache worker: %s: "
                      "waiting for the room of entries a child still holds",
                      dir_of(g, i));
-        j->later = apr_time_now() + WAIT;
+        j->waiting = j->waiting ? j->waiting : now;
+        j->later = now + WAIT;
         return -1;
     case ROOM_NONE:
         write_failed(g, i, ENOSPC, "leave room on its filesystem for "
                      "another file");
         return 0;
     }
+    j->waiting = 0;
     adf_cache_entry_name(j->final, entry_hash(j, c), c);
     adf_cache_temp_name(j->tmp, j->final, (long)getpid());
     j->crc = 0;
@@ -979,8 +1003,10 @@ static void work(const adf_cache_gen_t *g, apr_pool_t *pool)
         if (apr_time_now() - begun >= BURST) {
             return;
         }
-        if (w.job.active && now < w.job.later) {
-            return;     /* waiting for room (make_room) */
+        /* waiting for room (make_room), unless the clock was set back */
+        if (w.job.active && now < w.job.later
+            && w.job.later - now <= WAIT) {
+            return;
         }
         t0 = thread_cpu_ns();
         if (w.job.active) {
