@@ -759,10 +759,11 @@ if (!$one && needs_root(5, 'a full disk (a tmpfs mounted over the cache)')) {
 
 # ---- a full disk while a child holds the entries it sent (root only) ------------
 # An evicted entry a child still maps (adf_held.h) returns its blocks only
-# when let go, seconds later.  The worker counts what it evicted as freed
-# across its writes until then: new entries take the room of about as
-# many old ones, not of every old one the child holds.  One child (the
-# suite's come and go, and their mappings with them), a 512 KB tmpfs.
+# when let go, seconds later.  The worker waits for that room rather than
+# evict again: new entries take the room of about as many old ones, not
+# of every old one the child holds (the build before: 7 evictions for 4
+# new pages, 1 old entry left).  One child (the suite's come and go, and
+# their mappings with them), a 512 KB tmpfs.
 if (!$one && needs_root(4, 'a full disk while entries are held (a tmpfs)')) {
     my $sd = scratch_dirs("$tmp/heldfull");
     if (system('mount', '-t', 'tmpfs', '-o',
