@@ -45,12 +45,14 @@ sub cache_files {
 }
 
 # Until the worker has nothing queued and nothing in hand (asked once a
-# second: ADFTest::wait_hit says why).
+# second: ADFTest::wait_hit says why), the suite's or the server at $base's
+# (every $every seconds).
 sub settle {
+    my ($base, $every) = @_;
     wait_for(sub {
-        my $c = status_json()->{cache};
+        my $c = status_json($base)->{cache};
         !$c->{queue} && !$c->{working};
-    }, 60, 1);
+    }, 60, $every || 1);
 }
 
 sub mkpage {
@@ -787,19 +789,13 @@ if (!$one && needs_root(4, 'a full disk while entries are held (a tmpfs)')) {
             my $r = $ua->get("$url/$name", 'Accept-Encoding' => $c);
             return (($r->header('ETag') // '') =~ /-cache\./ ? 1 : 0, $r);
         };
-        my $quiet = sub {
-            wait_for(sub {
-                my $c = status_json($url)->{cache};
-                !$c->{queue} && !$c->{working};
-            }, 60, 0.2);
-        };
         # The old pages cached in every coding: about 3/4 of the disk.
         for my $name (@old) {
             for my $c (codings()) {
                 wait_for(sub { ($get->($name, $c))[0] }, 60, 0.2);
             }
         }
-        $quiet->();
+        settle($url, 0.2);
         my $ev0 = status_json($url)->{cache}{evictions};
         my $errors = 0;
         # Every old entry sent, so held, in every coding; the new pages
@@ -815,7 +811,7 @@ if (!$one && needs_root(4, 'a full disk while entries are held (a tmpfs)')) {
         for my $name (@new) {
             wait_for(sub { ($get->($name, 'br'))[0] }, 60, 0.2);
         }
-        $quiet->();
+        settle($url, 0.2);
         my $evicted = status_json($url)->{cache}{evictions} - $ev0;
         my $df = `df -k $sd/c | tail -1`;
         print "# held $held mappings; evicted $evicted for ", scalar(@new),
