@@ -235,14 +235,20 @@ static void refresh_used(const adf_cache_gen_t *g, adf_cache_index_t *x)
 
 /* Remove dfd/name if it is still the file of inode ino (0: whichever):
  * another host sharing the directory may have renamed a file of its own
- * onto the name since. */
+ * onto the name since.  Opened to be looked at: on NFS an open
+ * revalidates the name (close-to-open), where a stat may answer from the
+ * client's cache. */
 static int unlink_same(int dfd, const char *name, apr_uint64_t ino)
 {
     struct stat st;
+    int fd, same = !ino;
 
-    return (!ino || (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0
-                     && (apr_uint64_t)st.st_ino == ino))
-           && unlinkat(dfd, name, 0) == 0;
+    if (!same && (fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK
+                                         | O_CLOEXEC)) >= 0) {
+        same = fstat(fd, &st) == 0 && (apr_uint64_t)st.st_ino == ino;
+        close(fd);
+    }
+    return same && unlinkat(dfd, name, 0) == 0;
 }
 
 /* Delete an entry's files (those still the ones indexed) and forget it:
