@@ -4,7 +4,9 @@
  * Names: "<entry>.tmp.<node>.<pid>", the node a hash of the kernel's boot
  * id and the PID namespace's identity: a pid means one process only
  * within one namespace of one boot, and two hosts (or two containers on
- * one host) have pids of their own.  Without /proc to read them from, a
+ * one host) have pids of their own.  (A namespace's identity is given
+ * again only once it is gone, and every process in it: a file of the
+ * earlier one is a dead process's.)  Without /proc to read them from, a
  * random node (then this node's own files are judged as any other
  * host's).  Only this process of this node ever makes its name, so a
  * file already under it is its own (a process of the same pid, gone) and
