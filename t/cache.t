@@ -614,7 +614,7 @@ sub writing {
     my ($r) = fetch_noted("/cache/$name", 'br');
     my $temp;
     wait_for(sub {
-        ($temp) = grep { /\.tmp\.\d+$/ } cache_files();
+        ($temp) = grep { /\.tmp\.[0-9a-f]{16}\.\d+$/ } cache_files();
         defined $temp;
     }, 30);
     return ($r, $temp);
@@ -627,10 +627,11 @@ unless ($one) {
     my ($first, $temp) = writing('big.html', $big);
     ok t_cmp(decode_body($first), $big, 'big: on the fly');
     ok t_cmp(defined $temp ? 1 : 0, 1, 'the worker is writing ' . ($temp // '-'));
-    my ($pid) = ($temp // '') =~ /\.tmp\.(\d+)$/;
+    # "<entry>.tmp.<node>.<pid>": this host's and PID namespace's node
+    my ($pid) = ($temp // '') =~ /\.tmp\.[0-9a-f]{16}\.(\d+)$/;
     ok t_cmp($pid && kill('KILL', $pid) ? 1 : 0, 1, "killed it (pid " . ($pid // '-') . ")");
     ok t_cmp(wait_for(sub { !kill(0, $pid) }, 10), 1, 'gone');
-    (my $final = $temp // '') =~ s/\.tmp\.\d+$//;
+    (my $final = $temp // '') =~ s/\.tmp\.[0-9a-f]{16}\.\d+$//;
     ok t_cmp(-e "$cdir/$final" ? 1 : 0, 0, 'the entry it was writing never appeared');
     idle();
     # Its job was left in the shared segment: the worker that takes over
@@ -649,7 +650,7 @@ unless ($one) {
     }, 90, 1);
     ok t_cmp($bad, 0, 'every answer since decodes to the file');
     ok t_cmp($hits, 3, 'and all three codings came from the cache');
-    ok t_cmp((grep { /\.tmp\.$pid$/ } cache_files()) ? 1 : 0, 0,
+    ok t_cmp((grep { /\.tmp\.[0-9a-f]{16}\.$pid$/ } cache_files()) ? 1 : 0, 0,
              "the killed worker's file is gone");
 }
 
@@ -666,7 +667,7 @@ unless ($one) {
     my (undef, $temp) = writing('big2.html', substr($text, 100000, 400000));
     ok t_cmp(defined $temp ? 1 : 0, 1, 'the worker is writing ' . ($temp // '-'));
     ok t_cmp(refused_cgi_posts(30), '413: 30', 'meanwhile 30 CGIs killed as they start');
-    (my $final = $temp // '') =~ s/\.tmp\.\d+$//;
+    (my $final = $temp // '') =~ s/\.tmp\.[0-9a-f]{16}\.\d+$//;
     idle();
     ok t_cmp(wait_for(sub { -e "$cdir/$final" }, 60) ? 1 : 0, 1,
              "the entry was written all the same ($final)");

@@ -810,7 +810,7 @@ static int __attribute__((noinline)) in_cache_dir(request_rec *r)
     apr_uint64_t hash;
     adf_coding_e c;
     apr_finfo_t fi;
-    long pid;
+    adf_cache_writer_t wr;
     int i;
 
     for (i = 0; i < gen->n; i++) {
@@ -818,7 +818,7 @@ static int __attribute__((noinline)) in_cache_dir(request_rec *r)
             return 1;
         }
     }
-    if (!base || adf_cache_file_kind(base + 1, &hash, &c, &pid)
+    if (!base || adf_cache_file_kind(base + 1, &hash, &c, &wr)
                  == ADF_CACHE_FILE_OTHER
         || apr_stat(&fi, apr_pstrmemdup(r->pool, r->filename,
                                         base - r->filename),

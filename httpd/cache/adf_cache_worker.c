@@ -22,10 +22,12 @@
  * within the same tick would keep its identity, and the entry would hold
  * bytes it no longer has.  It is left for a later request to queue.
  *
- * Writing: "<name>.tmp.<pid>", the coded bytes (their CRC and SHA-256
- * computed on the way), the trailer, fsync, then rename to the entry's
- * name: no partial entry is ever visible; a temporary file left by a
- * killed worker is removed by the next scan.  Before each file, the
+ * Writing: "<name>.tmp.<node>.<pid>" (adf_cache_tempfiles.c: unique
+ * across hosts sharing the directory), the coded bytes (their CRC and
+ * SHA-256 computed on the way), the trailer, fsync, then rename to the
+ * entry's name: no partial entry is ever visible.  A temporary file left
+ * by a killed worker of this host is removed by the next scan, another
+ * host's once it has not changed for a minute.  Before each file, the
  * filesystem must have room for it and a reserve for everyone else on it
  * (a twentieth of it, at most 1 GB): the least recently used entries go
  * to make room, and when there are none the file is dropped.  Any
@@ -34,12 +36,15 @@
  * meanwhile are compressed on the fly.
  *
  * Evicted files are deleted at once: a request that opened one a moment
- * before reads it whole through its descriptor.
+ * before reads it whole through its descriptor.  Only the files this
+ * worker wrote or found are (by inode): a file another host put under an
+ * entry's name since is that host's.
  */
 #include "adf_cache_shared.h"
 #include "adf_codec.h"
 #include "adf_shm.h"
 #include "adf_cache_queue.h"
+#include "adf_cache_tempfiles.h"
 #include "adf_dictmatch.h"
 #include "adf_held.h"
 
@@ -51,7 +56,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,21 +233,57 @@ static void refresh_used(const adf_cache_gen_t *g, adf_cache_index_t *x)
     }
 }
 
-/* Delete an entry's files. */
-static void evict(const adf_cache_gen_t *g, int i, const adf_cache_rec_t *v)
+/* Remove dfd/name if it is still the file of inode ino (0: whichever):
+ * another host sharing the directory may have renamed a file of its own
+ * onto the name since.  Opened to be looked at: on NFS an open
+ * revalidates the name (close-to-open), where a stat may answer from the
+ * client's cache. */
+static int unlink_same(int dfd, const char *name, apr_uint64_t ino)
+{
+    struct stat st;
+    int fd, same = !ino;
+
+    if (!same && (fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK
+                                         | O_CLOEXEC)) >= 0) {
+        same = fstat(fd, &st) == 0 && (apr_uint64_t)st.st_ino == ino;
+        close(fd);
+    }
+    return same && unlinkat(dfd, name, 0) == 0;
+}
+
+/* Delete an entry's files (those still the ones indexed) and forget it:
+ * the bytes deleted. */
+static apr_off_t evict(const adf_cache_gen_t *g, int i,
+                       const adf_cache_rec_t *v)
 {
     adf_cache_rec_t gone = *v;
     char name[ADF_CACHE_NAME_MAX];
+    apr_off_t freed = 0;
     int c;
 
     for (c = ADF_IDENTITY; c < ADF_NCODINGS; c++) {
         if (gone.file[c]) {
             adf_cache_entry_name(name, gone.hash, (adf_coding_e)c);
-            unlinkat(dfd(g, i), name, 0);
+            if (unlink_same(dfd(g, i), name, gone.ino[c])) {
+                freed += gone.file[c];
+            }
         }
     }
     adf_cache_index_remove(&w.index[i], gone.hash);
     apr_atomic_inc64(&counts(g, i)->evictions);
+    return freed;
+}
+
+/* Index coding c's file of entry hash: bytes, inode ino, used then. */
+static void indexed(int i, apr_uint64_t hash, adf_coding_e c,
+                    apr_off_t bytes, apr_uint64_t ino, apr_time_t used)
+{
+    adf_cache_rec_t *r;
+
+    if (adf_cache_index_add(&w.index[i], hash, c, bytes, used) == 0
+        && (r = adf_cache_index_find(&w.index[i], hash))) {
+        r->ino[c] = ino;
+    }
 }
 
 static void trim(const adf_cache_gen_t *g, int i, apr_uint64_t keep)
@@ -303,7 +343,7 @@ static int make_room(const adf_cache_gen_t *g, int i, apr_off_t need,
     const adf_cache_rec_t *v;
     room_t *m = room_of(g, i);
     struct statvfs fs;
-    apr_off_t reserve, bs, want, avail, cap;
+    apr_off_t reserve, bs, want, avail, cap, freed;
     apr_time_t now = apr_time_now();
     int evicted = 0, room;
 
@@ -340,9 +380,9 @@ static int make_room(const adf_cache_gen_t *g, int i, apr_off_t need,
             room = ROOM_NONE;
             break;
         }
-        m->expect += v->bytes;
-        m->credit[0] += v->bytes;
-        evict(g, i, v);
+        freed = evict(g, i, v);
+        m->expect += freed;
+        m->credit[0] += freed;
         evicted++;
     }
     if (evicted) {
@@ -356,17 +396,14 @@ static int make_room(const adf_cache_gen_t *g, int i, apr_off_t need,
 
 /* ---- the scan at start ----------------------------------------------------------- */
 
-/* What the file at dfd/name is: ADF_CACHE_TRAILER_OK when it is whole and
- * the entry its name says. */
-static int entry_ok(int dfd, const char *name, const struct stat *st,
-                    apr_uint64_t hash, adf_coding_e c)
+/* What the file open on fd (st: its fstat) is: ADF_CACHE_TRAILER_OK when
+ * it is whole and the entry its name says. */
+static int entry_ok(int fd, const struct stat *st, apr_uint64_t hash,
+                    adf_coding_e c)
 {
     adf_cache_trailer_t tr;
-    int fd, rc;
+    int rc;
 
-    if ((fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
-        return ADF_CACHE_TRAILER_BAD;
-    }
     rc = adf_cache_trailer_read(fd, st->st_size, &tr);
     /* (a dictionary's name holds its file's path pattern, which its
      * trailer does not: a request checks its bytes against the hash it
@@ -376,39 +413,12 @@ static int entry_ok(int dfd, const char *name, const struct stat *st,
             || (c != ADF_IDENTITY && adf_cache_key_hash(&tr.key) != hash))) {
         rc = ADF_CACHE_TRAILER_BAD;
     }
-    close(fd);
     return rc;
-}
-
-/* Is the process that wrote a temporary file gone: no such process, or a
- * zombie its parent has not reaped yet (a child killed with -9 is one for
- * a moment, when the next worker may already be scanning)? */
-static int writer_gone(pid_t pid)
-{
-    char path[64], buf[256], *p;
-    ssize_t n;
-    int fd;
-
-    if (kill(pid, 0) != 0) {
-        return errno == ESRCH;
-    }
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-        return 0;
-    }
-    n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0) {
-        return 0;
-    }
-    buf[n] = '\0';
-    /* "pid (comm) S ...": the state follows the last ')' */
-    return (p = strrchr(buf, ')')) && p[1] == ' ' && p[2] == 'Z';
 }
 
 static void scan(const adf_cache_gen_t *g, int i)
 {
-    int fd = dup(dfd(g, i)), bad = 0, old = 0;
+    int fd = dup(dfd(g, i)), bad = 0, old = 0, temps = 0;
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     struct dirent *de;
 
@@ -423,37 +433,47 @@ static void scan(const adf_cache_gen_t *g, int i)
     while ((de = readdir(d))) {
         apr_uint64_t hash;
         adf_coding_e c;
+        adf_cache_writer_t wr;
         struct stat st;
-        long pid;
+        int efd, rc;
 
-        switch (adf_cache_file_kind(de->d_name, &hash, &c, &pid)) {
+        switch (adf_cache_file_kind(de->d_name, &hash, &c, &wr)) {
         case ADF_CACHE_FILE_TEMP:
-            /* Its writer is gone (killed mid-write): never renamed. */
-            if (pid != (long)getpid() && writer_gone((pid_t)pid)) {
-                unlinkat(dirfd(d), de->d_name, 0);
-            }
+            /* never renamed: its writer is gone, or still at work */
+            temps += adf_cache_temp_found(g, i, dirfd(d), de->d_name, &wr);
             break;
         case ADF_CACHE_FILE_ENTRY:
-            if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0
-                || !S_ISREG(st.st_mode)) {
+            /* the file opened is the one judged (another host may rename
+             * a new one onto the name meanwhile); a FIFO must not block */
+            if ((efd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC
+                                                    | O_NOFOLLOW
+                                                    | O_NONBLOCK)) < 0) {
                 break;
             }
-            switch (entry_ok(dirfd(d), de->d_name, &st, hash, c)) {
+            if (fstat(efd, &st) != 0 || !S_ISREG(st.st_mode)) {
+                close(efd);
+                break;
+            }
+            rc = entry_ok(efd, &st, hash, c);
+            close(efd);
+            switch (rc) {
             case ADF_CACHE_TRAILER_OK:
                 /* last used: when it was written (its rename), until a
                  * hit */
-                adf_cache_index_add(&w.index[i], hash, c, st.st_size,
-                                    apr_time_from_sec(st.st_ctim.tv_sec)
-                                    + st.st_ctim.tv_nsec / 1000);
+                indexed(i, hash, c, st.st_size, (apr_uint64_t)st.st_ino,
+                        apr_time_from_sec(st.st_ctim.tv_sec)
+                        + st.st_ctim.tv_nsec / 1000);
                 break;
             case ADF_CACHE_TRAILER_OLD:
-                unlinkat(dirfd(d), de->d_name, 0);
-                old++;
+                old += unlink_same(dirfd(d), de->d_name,
+                                   (apr_uint64_t)st.st_ino);
                 break;
             default:
-                unlinkat(dirfd(d), de->d_name, 0);
-                apr_atomic_inc64(&counts(g, i)->corrupt);
-                bad++;
+                if (unlink_same(dirfd(d), de->d_name,
+                                (apr_uint64_t)st.st_ino)) {
+                    apr_atomic_inc64(&counts(g, i)->corrupt);
+                    bad++;
+                }
                 break;
             }
             break;
@@ -466,6 +486,12 @@ static void scan(const adf_cache_gen_t *g, int i)
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, g->s, ADFLOGNO(00024)
                      "AdaptiveDeflateCache %s: removed %d damaged or "
                      "truncated entries", dir_of(g, i), bad);
+    }
+    if (temps) {
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, g->s, ADFLOGNO(00032)
+                     "AdaptiveDeflateCache %s: removed %d temporary files "
+                     "of this host's workers that are gone", dir_of(g, i),
+                     temps);
     }
     if (old) {
         ap_log_error(APLOG_MARK, APLOG_INFO, 0, g->s, ADFLOGNO(00029)
@@ -826,14 +852,10 @@ static int open_coding(const adf_cache_gen_t *g, adf_coding_e c)
     }
     j->waiting = 0;
     adf_cache_entry_name(j->final, entry_hash(j, c), c);
-    adf_cache_temp_name(j->tmp, j->final, (long)getpid());
     j->crc = 0;
     j->out = 0;
     j->err = 0;
-    /* a file of a process of the same pid that was killed before */
-    unlinkat(dfd(g, i), j->tmp, 0);
-    j->fd = openat(dfd(g, i), j->tmp, O_WRONLY | O_CREAT | O_EXCL
-                                      | O_NOFOLLOW | O_CLOEXEC, 0600);
+    j->fd = adf_cache_temp_create(dfd(g, i), j->final, j->tmp);
     if (j->fd < 0) {
         write_failed(g, i, errno, "create a file in it");
         return 0;
@@ -868,6 +890,7 @@ static int commit(const adf_cache_gen_t *g, adf_coding_e c)
     unsigned char t[ADF_CACHE_TRAILER];
     adf_cache_trailer_t tr;
     struct timespec times[2];
+    struct stat st;
     int i = (int)j->item.cache;
     apr_uint64_t bytes;
 
@@ -891,6 +914,8 @@ static int commit(const adf_cache_gen_t *g, adf_coding_e c)
     times[1].tv_sec = (time_t)j->key.mtime.sec;
     times[1].tv_nsec = j->key.mtime.nsec;
     futimens(j->fd, times);
+    st.st_ino = 0;
+    fstat(j->fd, &st);          /* the inode that eviction checks */
     if (close(j->fd) != 0) {
         j->fd = -1;
         unlinkat(dfd(g, i), j->tmp, 0);
@@ -905,8 +930,8 @@ static int commit(const adf_cache_gen_t *g, adf_coding_e c)
     }
     write_worked(g, i);
     room_of(g, i)->expect -= (apr_off_t)bytes;  /* taken from make_room's */
-    adf_cache_index_add(&w.index[i], entry_hash(j, c), c, (apr_off_t)bytes,
-                        apr_time_now());
+    indexed(i, entry_hash(j, c), c, (apr_off_t)bytes,
+            (apr_uint64_t)st.st_ino, apr_time_now());
     apr_atomic_inc64(&counts(g, i)->written);
     ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s,
                  "cache worker: wrote %s/%s (%s, %" APR_UINT64_T_FMT
@@ -1040,6 +1065,7 @@ static apr_status_t forget_state(void *data)
         adf_cache_index_free(&w.index[i]);
     }
     memset(&w, 0, sizeof(w));
+    adf_cache_temp_forget();
     return APR_SUCCESS;
 }
 
@@ -1068,6 +1094,11 @@ static void run(const adf_cache_gen_t *g, apr_pool_t *pool)
         apr_pool_cleanup_register(apr_pool_parent_get(pool), (void *)g,
                                   forget_state, apr_pool_cleanup_null);
     }
+    /* at every tick, idle or not: other hosts see this worker live */
+    if (w.job.active && w.job.fd >= 0) {
+        adf_cache_temp_refresh(w.job.fd);
+    }
+    adf_cache_temp_sweep(g);
     work(g, pool);
     if (w.job.active && !in_charge(g)) {
         requeue(g);

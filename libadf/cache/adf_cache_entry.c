@@ -76,9 +76,11 @@ apr_uint64_t adf_cache_dict_hash(const unsigned char *sha, const char *scope)
     return h;
 }
 
-void adf_cache_temp_name(char *buf, const char *name, long pid)
+void adf_cache_temp_name(char *buf, const char *name,
+                         const adf_cache_writer_t *w)
 {
-    snprintf(buf, ADF_CACHE_NAME_MAX, "%s" TEMP_SEP "%ld", name, pid);
+    snprintf(buf, ADF_CACHE_NAME_MAX, "%s" TEMP_SEP "%016" APR_UINT64_T_HEX_FMT
+             ".%ld", name, w->node, w->pid);
 }
 
 static int hex_digit(char ch)
@@ -87,8 +89,18 @@ static int hex_digit(char ch)
          : (ch >= 'a' && ch <= 'f') ? ch - 'a' + 10 : -1;
 }
 
+/* "<pid>" at p, the whole rest: a process id (1 to 9 digits, no leading
+ * zero) or -1. */
+static long pid_at(const char *p)
+{
+    apr_size_t n = strspn(p, "0123456789");
+
+    return *p >= '1' && *p <= '9' && n == strlen(p) && n <= 9
+           ? strtol(p, NULL, 10) : -1;
+}
+
 adf_cache_file_e adf_cache_file_kind(const char *name, apr_uint64_t *hash,
-                                     adf_coding_e *c, long *pid)
+                                     adf_coding_e *c, adf_cache_writer_t *w)
 {
     const adf_coding_t *d = NULL;
     const char *rest = name + 16, *tmp;
@@ -125,12 +137,18 @@ adf_cache_file_e adf_cache_file_kind(const char *name, apr_uint64_t *hash,
         return ADF_CACHE_FILE_ENTRY;
     }
     tmp += strlen(TEMP_SEP);
-    if (*tmp < '1' || *tmp > '9' || strspn(tmp, "0123456789") != strlen(tmp)
-        || strlen(tmp) > 9) {
-        return ADF_CACHE_FILE_OTHER;
+    w->node = 0;
+    if (strspn(tmp, "0123456789abcdef") == 16 && tmp[16] == '.') {
+        for (i = 0; i < 16; i++) {
+            w->node = w->node << 4 | (apr_uint64_t)hex_digit(tmp[i]);
+        }
+        if (!w->node) {
+            return ADF_CACHE_FILE_OTHER;
+        }
+        tmp += 17;
     }
-    *pid = strtol(tmp, NULL, 10);
-    return ADF_CACHE_FILE_TEMP;
+    return (w->pid = pid_at(tmp)) > 0 ? ADF_CACHE_FILE_TEMP
+                                      : ADF_CACHE_FILE_OTHER;
 }
 
 apr_uint32_t adf_cache_crc(apr_uint32_t crc, const void *data,

@@ -31,9 +31,12 @@
  * time it serves the file; the default handler then sends the coded bytes
  * only (the request's finfo says their length).
  *
- * Files are written as "<entry name>.tmp.<pid>" and renamed when complete,
- * so no partial entry is ever visible under an entry's name; a temporary
- * file whose process is gone is removed by the next scan.
+ * Files are written as "<entry name>.tmp.<node>.<pid>" and renamed when
+ * complete, so no partial entry is ever visible under an entry's name.
+ * The node (16 hex digits) names the host and PID namespace the writer's
+ * pid belongs to: hosts sharing a directory (NFS) have pids of their own,
+ * and the same pid on two of them is two writers.  When a temporary file
+ * is taken as abandoned: adf_cache_temp.h.
  */
 #ifndef ADF_CACHE_ENTRY_H
 #define ADF_CACHE_ENTRY_H
@@ -44,8 +47,8 @@
 
 #include <apr_time.h>
 
-/* "<16 hex><ext>.tmp.<pid>" and a NUL fit in this. */
-#define ADF_CACHE_NAME_MAX 48
+/* "<16 hex><ext>.tmp.<16 hex>.<pid>" and a NUL fit in this. */
+#define ADF_CACHE_NAME_MAX 64
 #define ADF_CACHE_TRAILER 148
 
 /* Truncate a key's timestamps to microseconds (what httpd's stat gives). */
@@ -67,18 +70,27 @@ void adf_cache_entry_name(char *buf, apr_uint64_t hash, adf_coding_e c);
  * contents?" for any file, and cost reading it). */
 apr_uint64_t adf_cache_dict_hash(const unsigned char *sha, const char *scope);
 
-/* The name of the temporary file process pid writes entry name into. */
-void adf_cache_temp_name(char *buf, const char *name, long pid);
+/* Who writes a temporary file: process pid of node (never 0), or, in
+ * the name an earlier release gave it ("<entry name>.tmp.<pid>"), of a
+ * node it does not say (0). */
+typedef struct {
+    apr_uint64_t node;
+    long pid;
+} adf_cache_writer_t;
+
+/* The name of the temporary file writer w writes entry name into. */
+void adf_cache_temp_name(char *buf, const char *name,
+                         const adf_cache_writer_t *w);
 
 /* What a directory entry is: ADF_CACHE_FILE_ENTRY (*hash, *c set),
- * ADF_CACHE_FILE_TEMP (*pid set) or ADF_CACHE_FILE_OTHER. */
+ * ADF_CACHE_FILE_TEMP (*hash, *c and *w set) or ADF_CACHE_FILE_OTHER. */
 typedef enum {
     ADF_CACHE_FILE_OTHER,
     ADF_CACHE_FILE_ENTRY,
     ADF_CACHE_FILE_TEMP
 } adf_cache_file_e;
 adf_cache_file_e adf_cache_file_kind(const char *name, apr_uint64_t *hash,
-                                     adf_coding_e *c, long *pid);
+                                     adf_coding_e *c, adf_cache_writer_t *w);
 
 typedef struct {
     adf_coding_e coding;
@@ -126,6 +138,9 @@ typedef struct {
     apr_uint64_t hash;          /* the entry's key */
     apr_off_t bytes;            /* its files, trailers included */
     apr_off_t file[ADF_NCODINGS];   /* each coding's file; 0: none */
+    apr_uint64_t ino[ADF_NCODINGS]; /* ... its inode (0: not known): a
+                                     * file another writer put under the
+                                     * name since is not this one */
     apr_time_t used;            /* last hit, or when it was written */
 } adf_cache_rec_t;
 

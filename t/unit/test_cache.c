@@ -3,6 +3,7 @@
 #include "config.h"
 #include "adf_test.h"
 #include "adf_cache_entry.h"
+#include "adf_cache_temp.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,14 +21,23 @@ START_TEST(names_follow_the_key)
     adf_ident_t a = key(), b;
     apr_uint64_t h = adf_cache_key_hash(&a), ph;
     char name[ADF_CACHE_NAME_MAX], tmp[ADF_CACHE_NAME_MAX];
+    adf_cache_writer_t me = { APR_UINT64_C(0xfedcba9876543210), 4194304 },
+                       wr;
     adf_coding_e c;
-    long pid;
     apr_size_t i;
     static const char *const others[] = {
         "README", "00000000000000ab.txt", "00000000000000AB.gz",
         "00000000000000ab.gzx", "00000000000000ab.gz.tmp.",
         "00000000000000ab.gz.tmp.0", "00000000000000ab.gz.tmp.12x",
-        "0000000000000ab.gz", "00000000000000ab.dic", "00000000000000ab.x"
+        "0000000000000ab.gz", "00000000000000ab.dic", "00000000000000ab.x",
+        /* a node of 16 hex digits, never 0, and a pid after it */
+        "00000000000000ab.gz.tmp.0123456789abcdef.",
+        "00000000000000ab.gz.tmp.0123456789abcdef",
+        "00000000000000ab.gz.tmp.0123456789ABCDEF.12",
+        "00000000000000ab.gz.tmp.0123456789abcde.12",
+        "00000000000000ab.gz.tmp.0000000000000000.12",
+        "00000000000000ab.gz.tmp.0123456789abcdef.012",
+        "00000000000000ab.gz.tmp.0123456789abcdef.12.3"
     };
 
     /* microseconds are the key's precision: a request's stat has no more */
@@ -58,28 +68,44 @@ START_TEST(names_follow_the_key)
     adf_cache_entry_name(name, h, ADF_GZIP);
     ck_assert_int_eq(strlen(name), 16 + 3);
     ck_assert_str_eq(name + 16, ".gz");
-    ck_assert(adf_cache_file_kind(name, &ph, &c, &pid)
+    ck_assert(adf_cache_file_kind(name, &ph, &c, &wr)
               == ADF_CACHE_FILE_ENTRY);
     ck_assert(ph == h);
     ck_assert_int_eq(c, ADF_GZIP);
     adf_cache_entry_name(name, 0x00ab, ADF_GZIP);
     ck_assert_str_eq(name, "00000000000000ab.gz");
-    adf_cache_temp_name(tmp, name, 4321);
-    ck_assert_str_eq(tmp, "00000000000000ab.gz.tmp.4321");
-    ck_assert(adf_cache_file_kind(tmp, &ph, &c, &pid) == ADF_CACHE_FILE_TEMP);
-    ck_assert_int_eq(pid, 4321);
+    /* a temporary file names its writer: the node (host and PID
+     * namespace) and the pid there */
+    adf_cache_temp_name(tmp, name, &me);
+    ck_assert_str_eq(tmp, "00000000000000ab.gz.tmp.fedcba9876543210.4194304");
+    ck_assert(adf_cache_file_kind(tmp, &ph, &c, &wr) == ADF_CACHE_FILE_TEMP);
+    ck_assert(wr.node == me.node && wr.pid == me.pid);
+    ck_assert(ph == 0x00ab);
     ck_assert_int_eq(c, ADF_GZIP);
+    /* the longest: a dictionary's, the largest pid */
+    adf_cache_entry_name(name, APR_UINT64_MAX, ADF_IDENTITY);
+    me.pid = 999999999;
+    adf_cache_temp_name(tmp, name, &me);
+    ck_assert_str_eq(tmp, "ffffffffffffffff.dict.tmp.fedcba9876543210."
+                          "999999999");
+    ck_assert(adf_cache_file_kind(tmp, &ph, &c, &wr) == ADF_CACHE_FILE_TEMP);
+    ck_assert(wr.pid == me.pid && c == ADF_IDENTITY);
+    /* an earlier release's name: the pid alone, no node */
+    ck_assert(adf_cache_file_kind("00000000000000ab.gz.tmp.4321", &ph, &c,
+                                  &wr) == ADF_CACHE_FILE_TEMP);
+    ck_assert(wr.node == 0 && wr.pid == 4321);
+    adf_cache_entry_name(name, 0x00ab, ADF_GZIP);
     /* a dictionary, named from its SHA-256 */
     adf_cache_entry_name(name, 0x1234abcd, ADF_IDENTITY);
     ck_assert_str_eq(name, "000000001234abcd.dict");
-    ck_assert(adf_cache_file_kind(name, &ph, &c, &pid)
+    ck_assert(adf_cache_file_kind(name, &ph, &c, &wr)
               == ADF_CACHE_FILE_ENTRY);
     ck_assert(ph == 0x1234abcd);
     ck_assert_int_eq(c, ADF_IDENTITY);
     /* (gzip: the coding every build has) nothing else is taken for an
      * entry or a temporary file */
     for (i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
-        ck_assert_msg(adf_cache_file_kind(others[i], &ph, &c, &pid)
+        ck_assert_msg(adf_cache_file_kind(others[i], &ph, &c, &wr)
                       == ADF_CACHE_FILE_OTHER, "%s", others[i]);
     }
 }
@@ -376,6 +402,73 @@ START_TEST(index_many)
 }
 END_TEST
 
+static adf_temp_seen_t seen_at(apr_off_t size, long mtime_nsec)
+{
+    adf_temp_seen_t v = { 77, 0, { 1700000000, 0 }, { 1700000000, 0 } };
+
+    v.size = size;
+    v.mtime.nsec = mtime_nsec;
+    v.ctime.nsec = mtime_nsec;
+    return v;
+}
+
+/* Another writer's temporary file is abandoned only once nothing of it
+ * changed for ADF_TEMP_STALE on the watcher's clock: the file's own
+ * times are never held against that clock. */
+START_TEST(temp_abandoned_when_unchanged)
+{
+    adf_temp_watches_t l = { .n = 0 };
+    adf_temp_seen_t a = seen_at(100, 0), b;
+    apr_time_t t = apr_time_from_sec(1000);
+    char name[ADF_CACHE_NAME_MAX];
+    int k;
+
+    ck_assert_int_eq(adf_temp_watch(&l, 0, "x.br.tmp.1.2", &a, t), 0);
+    ck_assert_int_eq(adf_temp_watch(&l, 0, "x.br.tmp.1.2", &a, t + 5), 0);
+    ck_assert_int_eq(l.n, 1);       /* known: watched once */
+    /* unchanged, short of the bound: live */
+    ck_assert(adf_temp_judge(&l.w[0], &a, t + ADF_TEMP_STALE - 1)
+              == ADF_TEMP_LIVE);
+    /* a refreshed mtime (or a write: its size) starts the wait again */
+    b = seen_at(100, 5000);
+    ck_assert(adf_temp_judge(&l.w[0], &b, t + ADF_TEMP_STALE - 1)
+              == ADF_TEMP_LIVE);
+    ck_assert(adf_temp_judge(&l.w[0], &b, t + ADF_TEMP_STALE + 5)
+              == ADF_TEMP_LIVE);
+    b.size = 200;
+    ck_assert(adf_temp_judge(&l.w[0], &b, 2 * ADF_TEMP_STALE + t - 2)
+              == ADF_TEMP_LIVE);
+    ck_assert(adf_temp_judge(&l.w[0], &b, 3 * ADF_TEMP_STALE + t - 3)
+              == ADF_TEMP_LIVE);
+    /* ... and so does another file under the name */
+    b.ino++;
+    ck_assert(adf_temp_judge(&l.w[0], &b, 3 * ADF_TEMP_STALE + t - 2)
+              == ADF_TEMP_LIVE);
+    /* unchanged for the bound: abandoned */
+    ck_assert(adf_temp_judge(&l.w[0], &b, 4 * ADF_TEMP_STALE + t - 2)
+              == ADF_TEMP_ABANDONED);
+    /* a clock set back waits again, the safe side */
+    ck_assert(adf_temp_judge(&l.w[0], &b, t) == ADF_TEMP_LIVE);
+    ck_assert(adf_temp_judge(&l.w[0], &b, t + ADF_TEMP_STALE - 1)
+              == ADF_TEMP_LIVE);
+    /* renamed (published) or removed: gone */
+    ck_assert(adf_temp_judge(&l.w[0], NULL, t) == ADF_TEMP_GONE);
+    adf_temp_unwatch(&l, 0);
+    ck_assert_int_eq(l.n, 0);
+    /* bounded: beyond ADF_TEMP_WATCHED, refused (a later scan sees it) */
+    for (k = 0; k < ADF_TEMP_WATCHED; k++) {
+        snprintf(name, sizeof(name), "x.br.tmp.1.%d", k + 1);
+        ck_assert_int_eq(adf_temp_watch(&l, 1, name, &a, t), 0);
+    }
+    ck_assert_int_eq(adf_temp_watch(&l, 1, "x.gz.tmp.1.2", &a, t), -1);
+    /* the same name in another directory is another file */
+    ck_assert_int_eq(adf_temp_watch(&l, 1, "x.br.tmp.1.1", &a, t), 0);
+    ck_assert_int_eq(adf_temp_watch(&l, 2, "x.br.tmp.1.1", &a, t), -1);
+    adf_temp_unwatch(&l, 0);
+    ck_assert_str_eq(l.w[0].name, "x.br.tmp.1.64");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cache");
@@ -389,5 +482,6 @@ int main(void)
     adf_test(s, trailer_names_its_source);
     adf_test(s, index_arithmetic);
     adf_test(s, index_many);
+    adf_test(s, temp_abandoned_when_unchanged);
     return adf_test_run(s);
 }
