@@ -19,7 +19,7 @@ use File::Path ();
 use MIME::Base64 qw(encode_base64);
 use ADFTest;
 
-plan tests => 30;
+plan tests => 31;
 
 my $z = built('zstd');
 my $root = docroot();
@@ -93,44 +93,49 @@ sub same_for_any_guess {
     ok t_cmp(seen($rh), seen($wh), "$what: ... HEAD too");
 }
 
+# A response decoded as its coding says (dcz against $dict): it must be
+# dcz (where the build has zstd) and decode to $want.
+sub answered_against {
+    my ($what, $r, $dict, $want) = @_;
+    my $ce = $r->header('Content-Encoding') // '-';
+    my $body = $z ? undcz($r->content, $dict) : decode_body($r);
+    ok t_cmp(join(' ', $ce, ($body // '') eq $want ? 'decodes'
+                                                   : 'does not decode'),
+             ($z ? 'dcz' : $ce) . ' decodes', $what);
+}
+
+# $hers (alice's only) and $theirs (anyone's), files of one pattern in
+# the directory of URL $url: alice's version, once kept, must not answer
+# an anonymous request for the other naming its hash.  Their bytes.
+sub alices_beside_anyones {
+    my ($why, $url, $hers, $theirs) = @_;
+    my %data = map { $_ => text(unpack('%32C*', $_), 300) } $hers, $theirs;
+    deploy("$root$url/$_", $data{$_}) for $hers, $theirs;
+    ok t_cmp(fetch("$url/$hers")->code, 401, "$hers is for alice only, $why");
+    ok t_cmp(kept_for("$url/$hers", auth('alice')) ? 1 : 0, $z ? 1 : 0,
+             '... alice got it, and it is kept as a dictionary');
+    same_for_any_guess("an anonymous request for $theirs", "$url/$theirs",
+                       $data{$hers});
+    return @data{$hers, $theirs};
+}
+
 # ---- one directory, a <Files> rule ---------------------------------------------
-# report-2025.txt is alice's; report-2024.txt anyone's.  Their names have
-# one pattern (report-*.txt): alice's version, once kept, must not answer
-# an anonymous request for the other naming its hash.
-my $rep = "$root/dictaccess/reports";
-my $secret = text(2025, 400);
-my $public = text(2024, 400);
-deploy("$rep/report-2025.txt", $secret);
-deploy("$rep/report-2024.txt", $public);
-ok t_cmp(fetch('/dictaccess/reports/report-2025.txt')->code, 401,
-         'report-2025.txt is for alice only');
-ok t_cmp(kept_for('/dictaccess/reports/report-2025.txt', auth('alice')) ? 1 : 0,
-         $z ? 1 : 0, '... alice got it, and it is kept as a dictionary');
-same_for_any_guess('an anonymous request for report-2024.txt',
-                   '/dictaccess/reports/report-2024.txt', $secret);
+my ($secret, $public) = alices_beside_anyones('by a <Files> rule',
+    '/dictaccess/reports', 'report-2025.txt', 'report-2024.txt');
 # alice may read it: she is answered against it
-my $r = fetch('/dictaccess/reports/report-2024.txt', 'Accept-Encoding' => $ae,
-              'Available-Dictionary' => available_dictionary($secret),
-              auth('alice'));
-ok t_cmp(join(' ', $r->header('Content-Encoding') // '-',
-              ((($z ? undcz($r->content, $secret) : decode_body($r)) // '')
-               eq $public ? 'decodes' : 'does not decode')),
-         ($z ? 'dcz' : $r->header('Content-Encoding') // '-') . ' decodes',
-         '... while alice, who may read it, gets dcz against it');
+answered_against('... while alice, who may read it, gets dcz against it',
+                 fetch('/dictaccess/reports/report-2024.txt',
+                       'Accept-Encoding' => $ae,
+                       'Available-Dictionary' => available_dictionary($secret),
+                       auth('alice')),
+                 $secret, $public);
 
 # ---- one section, a rule on the URL ----------------------------------------------
-# doc-1002.txt is alice's by a Require expr on the URL, in the section
-# that lets anyone read doc-1001.txt: the same merged configuration for
-# both, which httpd does not check again for a subrequest of its own.
-my $doc2 = text(1002, 300);
-deploy("$root/dictaccess/expr/doc-1002.txt", $doc2);
-deploy("$root/dictaccess/expr/doc-1001.txt", text(1001, 300));
-ok t_cmp(fetch('/dictaccess/expr/doc-1002.txt')->code, 401,
-         'doc-1002.txt is for alice only, by a rule on its URL');
-ok t_cmp(kept_for('/dictaccess/expr/doc-1002.txt', auth('alice')) ? 1 : 0,
-         $z ? 1 : 0, '... alice got it, and it is kept');
-same_for_any_guess('an anonymous request for doc-1001.txt',
-                   '/dictaccess/expr/doc-1001.txt', $doc2);
+# A Require expr on the URL, in the section that lets anyone read the
+# other: one merged configuration for both, which httpd does not check
+# again for a subrequest of its own.
+alices_beside_anyones('by a rule on its URL', '/dictaccess/expr',
+                      'doc-1002.txt', 'doc-1001.txt');
 
 # ---- two tenants, one layout -------------------------------------------------------
 # tenants/1001 is alice's site, tenants/1002 anyone's; each has /app.js.
@@ -153,18 +158,19 @@ my $page = slurp("$root/index.html") x 4;
 deploy("$root/tenants/1001/htdocs/dyn/page.html", $page);
 ok t_cmp(fetch('/dictionaries/site.dict')->code, $z ? 401 : 404,
          'a configured dictionary for alice only');
-$r = fetch('/dyn/page.html', 'Accept-Encoding' => $ae);
+my $r = fetch('/dyn/page.html', 'Accept-Encoding' => $ae);
 ok t_cmp($r->header('Link') // '-', '-',
-         '... is not advertised to a page she did not ask for');
-same_for_any_guess('... nor used for it', '/dyn/page.html', $dict);
-$r = fetch('/dyn/page.html', 'Accept-Encoding' => $ae,
-           'Available-Dictionary' => available_dictionary($dict),
-           auth('alice'));
-ok t_cmp(join(' ', $r->header('Link') // '-',
-              $r->header('Content-Encoding') // '-'),
-         $z ? '</dictionaries/site.dict>; rel="compression-dictionary" dcz'
-            : '- ' . ($r->header('Content-Encoding') // '-'),
-         '... while alice is told of it and answered against it');
+         '... is not linked for a client who may not fetch it');
+same_for_any_guess('... nor used for one', '/dyn/page.html', $dict);
+$r = fetch('/dyn/page.html', 'Accept-Encoding' => $ae, auth('alice'));
+ok t_cmp($r->header('Link') // '-',
+         $z ? '</dictionaries/site.dict>; rel="compression-dictionary"' : '-',
+         '... while alice is told of it');
+answered_against('... and answered against it',
+                 fetch('/dyn/page.html', 'Accept-Encoding' => $ae,
+                       'Available-Dictionary' => available_dictionary($dict),
+                       auth('alice')),
+                 $dict, $page);
 
 # ---- per-user directories -----------------------------------------------------------
 # users/N/settings.json is user uN's alone.
@@ -182,11 +188,8 @@ deploy("$root/dictaccess/users/1001/settings.json", $next);
 $r = fetch('/dictaccess/users/1001/settings.json', 'Accept-Encoding' => $ae,
            'Available-Dictionary' => available_dictionary($set{1001}),
            auth('u1001'));
-ok t_cmp(join(' ', $r->header('Content-Encoding') // '-',
-              ((($z ? undcz($r->content, $set{1001}) : decode_body($r)) // '')
-               eq $next ? 'decodes' : 'does not decode')),
-         ($z ? 'dcz' : $r->header('Content-Encoding') // '-') . ' decodes',
-         "... and u1001's next version goes out against it");
+answered_against("... and u1001's next version goes out against it", $r,
+                 $set{1001}, $next);
 # Its revalidation is checked once: the subrequest that asks whether
 # u1001 may read the version is no request that names a dictionary.
 my $recursed = log_count(qr/AH00125/);
