@@ -320,6 +320,8 @@ static adf_cache_shared_t *attach(server_rec *s)
         sh->count = 0;
         sh->busy = 0;
         sh->running = 0;
+        sh->vcount = 0;
+        sh->vbusy = 0;
         adf_cache_unlock(sh);
     }
     apr_atomic_set32(&sh->generation, gen->generation);

@@ -183,7 +183,7 @@ DirectoryIndex index.html
 </Directory>
 
 AdaptiveDeflate On
-# "1": an idle server, so the cache's worker keeps versions at once.
+# "1": an idle server, so the cache's worker makes the entries at once.
 AdaptiveDeflateLoadSource file:{w}/load
 AdaptiveDeflateCache "{w}/cache" 64M
 
@@ -266,8 +266,9 @@ DocumentRoot "{w}/htdocs"
 
     def kept(self, path):
         """Fetch PATH (br) until the cache's worker has kept it: the
-        response carries Use-As-Dictionary (the worker reads no file
-        changed in the last 2 s).  Returns its value or None."""
+        response carries Use-As-Dictionary (the worker keeps a version
+        at its next tick, once its file is settled).  Returns its value
+        or None."""
         def once():
             st, h, _ = self.get(path, {'Accept-Encoding': 'br'})
             return st == 200 and h.get('Use-As-Dictionary')
