@@ -289,6 +289,33 @@ START_TEST(origin_round_trip)
 }
 END_TEST
 
+/* Read from a dictionary's file: its bytes' length before the record;
+ * a file whose record was cut or damaged, or shorter than its trailer
+ * says, has none. */
+START_TEST(origin_read_from_files)
+{
+    adf_cache_origin_t o = { "a.test:0", "/x/app.js", "/srv/x/app.js" }, u;
+    unsigned char rec[ADF_CACHE_ORIGIN_MAX], buf[ADF_CACHE_ORIGIN_MAX];
+    char path[] = "/tmp/adf-origin-XXXXXX";
+    int fd = mkstemp(path);
+    apr_size_t n = adf_cache_origin_format(rec, &o);
+
+    ck_assert_int_ge(fd, 0);
+    unlink(path);
+    ck_assert_int_eq(write(fd, "abcdef", 6), 6);
+    ck_assert_int_eq(write(fd, rec, n), (int)n);
+    ck_assert_int_eq(adf_cache_origin_read(fd, 6 + n, buf, &u), 6);
+    ck_assert_str_eq(u.uri, "/x/app.js");
+    /* the payload the trailer gives is not what the file holds */
+    ck_assert_int_eq(adf_cache_origin_read(fd, 6 + n - 1, buf, &u), -1);
+    ck_assert_int_eq(adf_cache_origin_read(fd, 6 + n + 1, buf, &u), -1);
+    /* a byte of the record changed */
+    ck_assert_int_eq(pwrite(fd, "Z", 1, 6 + 2), 1);
+    ck_assert_int_eq(adf_cache_origin_read(fd, 6 + n, buf, &u), -1);
+    close(fd);
+}
+END_TEST
+
 /* A dictionary's name: its SHA-256, its host and its path pattern, each
  * of them; a version's key: its entry, host and directory, never 0. */
 START_TEST(dictionary_scopes)
@@ -495,6 +522,7 @@ int main(void)
     adf_test(s, trailer_of_an_earlier_release);
     adf_test(s, trailer_of_version_3);
     adf_test(s, origin_round_trip);
+    adf_test(s, origin_read_from_files);
     adf_test(s, dictionary_scopes);
     adf_test(s, trailer_read_from_files);
     adf_test(s, trailer_names_its_source);
