@@ -3,7 +3,9 @@
  * that child goes).  It drains the shared queue while the server is idle
  * and writes each entry atomically; it alone knows the entries' sizes and
  * ages (it scans the directories when it starts) and trims them to
- * MAXSIZE, least recently used first.
+ * MAXSIZE, least recently used first.  Versions of files to keep as
+ * dictionaries (a copy and a SHA-256) it keeps at every tick, whatever
+ * the load ("versions kept as dictionaries", below).
  *
  * Idle: the load as the controller sees it (a rise at once, a fall
  * smoothed) below its idle mark (adf_control_idle_below); a stale signal
