@@ -60,13 +60,15 @@ sub deploy {
 }
 
 # Ask for $path (with @hdrs) until its response says its version is kept
-# as a dictionary (Use-As-Dictionary): whether it did within 30 s.
+# as a dictionary (Use-As-Dictionary): whether it did within 60 s.  Once
+# a second, as wait_hit asks: faster, prefork's children (40 connections
+# each) would end so often that the worker, in one of them, stayed away.
 sub kept_for {
     my ($path, @hdrs) = @_;
     return wait_for(sub {
         (fetch($path, 'Accept-Encoding' => $ae, @hdrs)
              ->header('Use-As-Dictionary') // '') ne '';
-    }, 30, 0.2);
+    }, 60, 1);
 }
 
 # What a response tells its reader: status, coding, length, tag.
