@@ -1,5 +1,6 @@
 /* Dictionary transport on httpd's side; see adf_dict.h. */
 #include "adf_dict.h"
+#include "adf_access.h"
 #include "adf_cache.h"
 #include "adf_config.h"
 #include "adf_dictmatch.h"
@@ -90,6 +91,14 @@ int adf_dict_handler(request_rec *r)
     return ap_pass_brigade_fchk(r, bb, "sending a dictionary");
 }
 
+/* May r's client fetch dc at its URL?  A dictionary it may not read is
+ * neither advertised to it nor used for it: its bytes, named or not,
+ * would tell what they are. */
+static int may_fetch(request_rec *r, const adf_dict_conf_t *dc)
+{
+    return adf_access_may_read(r, dc->url, dc->file);
+}
+
 void adf_dict_link(request_rec *r)
 {
     const apr_array_header_t *a;
@@ -100,10 +109,12 @@ void adf_dict_link(request_rec *r)
         return;
     }
     for (i = 0; i < a->nelts; i++) {
-        apr_table_addn(r->headers_out, "Link",
-                       apr_pstrcat(r->pool, "<", DICT_AT(a, i)->url,
-                                   ">; rel=\"compression-dictionary\"",
-                                   NULL));
+        if (may_fetch(r, DICT_AT(a, i))) {
+            apr_table_addn(r->headers_out, "Link",
+                           apr_pstrcat(r->pool, "<", DICT_AT(a, i)->url,
+                                       ">; rel=\"compression-dictionary\"",
+                                       NULL));
+        }
     }
 }
 
@@ -200,11 +211,12 @@ static const adf_dict_t *lookup(request_rec *r, const adf_accept_t *acc,
 
         if (!memcmp(d->dict.hash, hash, sizeof(hash))
             && adf_dict_pattern_matches(d->match, path)) {
-            return &d->dict;
+            return may_fetch(r, d) ? &d->dict : NULL;
         }
     }
     /* an earlier version of a static file, as the cache kept it (the
-     * client matched the pattern it was given with it) */
+     * client matched the pattern it was given with it), if the client
+     * may read the file it was kept from */
     st = adf_req(r);
     if (versions && adf_dict_affordable(r, dc)
         && adf_cache_dict_load(r, dc, hash, st->plain ? st->plain
@@ -220,8 +232,10 @@ const adf_dict_t *adf_dict_for(request_rec *r, const adf_accept_t *acc,
 {
     adf_req_t *st;
 
-    /* Most requests name no dictionary: nothing is looked up or kept. */
-    if (!adf_config_dicts_used()
+    /* Most requests name no dictionary: nothing is looked up or kept.  A
+     * subrequest's body is its main request's to code (and one asks
+     * whether a dictionary may be used: adf_access_may_read). */
+    if (!adf_config_dicts_used() || r->main
         || !apr_table_get(r->headers_in, "Available-Dictionary")) {
         if (named) {
             *named = 0;

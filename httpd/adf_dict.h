@@ -20,10 +20,12 @@ int adf_dict_handler(request_rec *r);
 
 /* The dictionary this request's response may be compressed against: the
  * client accepts dcz, sent Available-Dictionary with the hash of one this
- * server has whose pattern matches the request's path, and is not a
- * cross-origin no-cors fetch.  NULL otherwise; *named (may be NULL) says
- * whether the client named a dictionary at all (a miss, when NULL is
- * returned).  Looked up once per request. */
+ * server has whose pattern matches the request's path, may read it (a
+ * configured one at its URL; a kept version's file where it was served:
+ * adf_access_may_read), and is not a cross-origin no-cors fetch.  NULL
+ * otherwise, and for a subrequest; *named (may be NULL) says whether the
+ * client named a dictionary at all (a miss, when NULL is returned).
+ * Looked up once per request. */
 const adf_dict_t *adf_dict_for(request_rec *r, const adf_accept_t *acc,
                                int *named);
 
@@ -49,8 +51,8 @@ int adf_dict_could(const request_rec *r);
 void adf_dict_advertise(request_rec *r);
 
 /* An HTML response of a server with dictionaries (called only where
- * adf_config_dicts_used): a Link to each, for the browser to fetch and
- * keep. */
+ * adf_config_dicts_used): a Link to each the client may fetch, for the
+ * browser to fetch and keep. */
 void adf_dict_link(request_rec *r);
 
 #endif /* ADF_DICT_H */

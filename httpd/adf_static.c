@@ -439,6 +439,11 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
     if (d.coding == ADF_IDENTITY && !d.vary) {
         return;     /* no request could have a sibling here */
     }
+    /* Kept as a dictionary, its version is advertised on whatever bytes
+     * carry it (a sibling, an entry, F itself) */
+    if (cache && adf_conf_dict_versions(dc) && adf_coding(ADF_DCZ)) {
+        adf_req(r)->version_kept = adf_cache_version_kept(r, cache);
+    }
     /* A client that holds a dictionary for this response gets it coded
      * against that (on the fly), not stored bytes, while the controller
      * can afford it. */
@@ -467,11 +472,6 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
                                            &fd, &held)))) {
             adf_req_t *st = adf_req(r);
 
-            if (hit && adf_conf_dict_versions(dc) && adf_coding(ADF_DCZ)
-                && !(st->version_kept = adf_cache_dict_kept(r, cache))) {
-                /* entries made before versions were kept here */
-                adf_cache_queue(r, cache, 1u << ADF_IDENTITY);
-            }
             if (dict) {
                 /* the entry said what it could: no swap */
                 if (hit && fd) {
@@ -514,9 +514,6 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
         st->miss = cache;
         for (i = 0; i < pc.nprefs; i++) {
             st->miss_codings |= 1u << pc.prefs[i];
-        }
-        if (adf_conf_dict_versions(dc) && adf_coding(ADF_DCZ)) {
-            st->miss_codings |= 1u << ADF_IDENTITY;     /* F's own bytes */
         }
     }
     /* F itself goes out; if any sibling exists, another client would

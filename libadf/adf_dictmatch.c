@@ -58,11 +58,14 @@ static char *literal(char *out, const char *s, apr_size_t n)
 const char *adf_dict_match(apr_pool_t *p, const char *path)
 {
     char *out = apr_palloc(p, 2 * strlen(path) + 1), *o = out;
-    const char *s = path;
+    const char *s = strrchr(path, '/');
     int star = 0;       /* the last thing written is a "*" */
 
+    /* the directories as they are: only the file's own name has versions */
+    s = s ? s + 1 : path;
+    o = literal(o, path, (apr_size_t)(s - path));
     while (*s) {
-        apr_size_t n = strcspn(s, SEPARATORS "/");
+        apr_size_t n = strcspn(s, SEPARATORS);
 
         if (n && is_version(s, n)) {
             if (!star) {
@@ -79,8 +82,8 @@ const char *adf_dict_match(apr_pool_t *p, const char *path)
             break;
         }
         /* a separator: held back while it may only join two versions */
-        if (star && *s != '/') {
-            apr_size_t m = strcspn(s + 1, SEPARATORS "/");
+        if (star) {
+            apr_size_t m = strcspn(s + 1, SEPARATORS);
 
             if (m && is_version(s + 1, m)) {
                 s += 1;

@@ -2,12 +2,16 @@
  * (RFC 9842 Use-As-Dictionary's "match"): the patterns of its future
  * versions.  Pure: no httpd, only APR.
  *
- * The file's path, with every version in it replaced by "*": a file
- * replaced in place keeps its own path ("/static/lodash.min.js"), a
+ * The file's path, with every version in its name replaced by "*": a
+ * file replaced in place keeps its own path ("/static/lodash.min.js"), a
  * versioned name gets its version as a wildcard
- * ("/static/app.3f2a9c1b.js" -> "/static/app.*.js").  Each path segment
- * is read as tokens between the separators . - _ @ ~; a token is a
- * version when it is
+ * ("/static/app.3f2a9c1b.js" -> "/static/app.*.js").  The directories
+ * stay as they are, versions or not (/app/1.2.3/main.js is its own
+ * pattern): the pattern also scopes the versions the cache keeps, and a
+ * wildcard directory would put the files of different sites, users or
+ * owners (/srv/sites/1001/..., /home/u1001/..., /users/1001/...) in one
+ * scope.  The name (the last segment) is read as tokens between the
+ * separators . - _ @ ~; a token is a version when it is
  *   - all digits (3, 18, 2024, 1699999999: versions, builds, dates);
  *   - a "v" and digits (v2);
  *   - a hexadecimal hash: 8 or more hex digits with a digit among them,
@@ -16,11 +20,11 @@
  *     two of lower case, upper case and digits, other than a capitalised
  *     word (DiwrgTda, BZ7kq3xA, Q5ZHU7XG: Vite, Rollup, esbuild);
  * and versions joined by separators are one "*" (react-dom-18.3.1.min.js
- * -> react-dom-*.min.js), directories included (in /app/1.2.3/main.js,
- * 1.2.3 becomes "*").  A name
- * too eager to match costs only efficiency: the server uses a dictionary
- * only when the client holds exactly its bytes.  The characters URL
- * Pattern gives a meaning to are escaped in the literal parts.
+ * -> react-dom-*.min.js).  A name too eager to match costs only
+ * efficiency: the server uses a dictionary only when the client holds
+ * exactly its bytes and may read the file it was kept from.  The
+ * characters URL Pattern gives a meaning to are escaped in the literal
+ * parts.
  */
 #ifndef ADF_DICTMATCH_H
 #define ADF_DICTMATCH_H

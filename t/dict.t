@@ -20,7 +20,7 @@ use ADFTest;
 # A one-process server (ADF_VALGRIND=1) runs no scratch servers: the
 # fleet's part (4 assertions) is left out of its plan.
 my $one = $ENV{ADF_VALGRIND} ? 1 : 0;
-plan tests => 34 + 19 + ($one ? 0 : 4);
+plan tests => 34 + 23 + ($one ? 0 : 4);
 
 my $z = built('zstd');
 my $root = docroot();
@@ -208,13 +208,15 @@ sleep 3;       # settled: the worker reads no file changed in the last 2 s
 ($r, $n) = wait_hit('/cache/dv/app.js', $c1);
 ok t_cmp($n->{cache} // '-', 'hit', 'version 1 is cached');
 # the version is kept once the worker has been at it: a hit says so
-# The kept file holding $data (its bytes before the 148-byte trailer), or
-# undef: its name hashes the SHA-256 with the file's path pattern.
+# The kept file holding $data (its bytes, then the record of where they
+# were served and the 148-byte trailer), or undef: its name hashes the
+# SHA-256 with the host and the file's path pattern.
 sub kept {
     my ($data) = @_;
     for my $f (glob(serverroot() . '/adfcache/*.dict')) {
-        return $f if length(slurp($f)) == length($data) + 148
-                     && substr(slurp($f), 0, -148) eq $data;
+        my $b = slurp($f);
+        return $f if length($b) >= length($data) + 148
+                     && substr($b, 0, length $data) eq $data;
     }
     return undef;
 }
@@ -306,23 +308,73 @@ ok t_cmp(join(' ', $r->header('Content-Encoding') // '-',
          ($z ? 'dcz' : $usual) . ' decodes',
          '... its next version against it, the old file gone');
 
-# a kept version whose bytes changed on disk is not used
+# a kept version whose bytes changed on disk is not used, and removed
+# at once: one warning, however many clients name it
 # (version 1 is kept twice: for app.js, and for lib-*.js)
+my @damaged;
 while (my $file = kept($v1)) {
     open my $fh, '+<:raw', $file or die "$file: $!";
     seek $fh, 100, 0;
     print $fh 'X';
     close $fh;
+    push @damaged, $file;
 }
 my $warned = log_count(qr/ADF00030/);
-($r, $n) = fetch_noted('/cache/dv/app.js', $ae,
-                       'Available-Dictionary' => available_dictionary($v1));
-ok t_cmp(join(' ', ($r->header('Content-Encoding') // '') eq 'dcz'
-                  ? 'dcz' : 'not dcz',
-              (body_of($r, $v1) // '') eq $v2 ? 'decodes' : 'does not decode'),
-         'not dcz decodes', 'a damaged kept version: the usual coding');
+my %seen;
+for (1 .. 50) {
+    ($r, $n) = fetch_noted('/cache/dv/app.js', $ae,
+                           'Available-Dictionary' => available_dictionary($v1));
+    $seen{join ' ', ($r->header('Content-Encoding') // '') eq 'dcz'
+                    ? 'dcz' : 'not dcz',
+                    (body_of($r, $v1) // '') eq $v2 ? 'decodes'
+                                                     : 'does not decode'}++;
+}
+ok t_cmp(join(', ', sort keys %seen), 'not dcz decodes',
+         'a damaged kept version, named 50 times: the usual coding');
 ok t_cmp(log_count(qr/ADF00030/) - $warned, $z ? 1 : 0,
-         '... and a warning naming it');
+         '... and one warning naming it');
+ok t_cmp(scalar(grep { !-e } @damaged), $z ? 1 : 0,
+         '... removed the first time (the other, for lib-*.js, not asked for)');
+
+# Over the CPU target the worker compresses nothing, but a version is kept
+# at once (a copy and a SHA-256): a deploy's new file is advertised
+# within a few of its responses.
+set_load(65);
+wait_for(sub { (status_json()->{load}{raw} // 0) == 65 }, 10);
+deploy('app.5d1e7f3a.js', $v2);
+my $busy = !status_json()->{cache}{idle};
+# (once a second, as wait_hit asks: the worker stays in its child)
+my $advertised = wait_for(sub {
+    (fetch('/cache/dv/app.5d1e7f3a.js', 'Accept-Encoding' => $ae)
+         ->header('Use-As-Dictionary') // '') ne '';
+}, 60, 1);
+ok t_cmp(join(' ', $busy ? 'busy' : 'idle', $advertised ? 1 : 0),
+         'busy ' . ($z ? 1 : 0),
+         'over the CPU target, a new version is still kept and advertised');
+idle();
+
+# A file with precompressed siblings is kept like any other, and its
+# version advertised on the sibling that carries it.
+my $sib = "$root/cache/dvsib";
+File::Path::make_path($sib);
+page("$sib/app.js", $v1, qw(gzip br));
+wait_for(sub {
+    ($r) = fetch_noted('/cache/dvsib/app.js', $ae);
+    !$z || defined $r->header('Use-As-Dictionary');
+}, 60, 1);
+ok t_cmp(join(' ', $r->header('Content-Encoding') // '-',
+              $r->content eq slurp("$sib/app.js" . sibling_ext($c1))
+              ? 'the sibling' : 'not the sibling',
+              $r->header('Use-As-Dictionary') // '-'),
+         "$c1 the sibling " . ($z ? 'match="/cache/dvsib/app.js"' : '-'),
+         'a file with siblings: its sibling goes out, advertised');
+page("$sib/app.js", $v2, qw(gzip br));
+($r, $n) = fetch_noted('/cache/dvsib/app.js', $ae,
+                       'Available-Dictionary' => available_dictionary($v1));
+ok t_cmp(join(' ', $r->header('Content-Encoding') // '-',
+              (body_of($r, $v1) // '') eq $v2 ? 'decodes' : 'does not decode'),
+         ($z ? 'dcz' : $c1) . ' decodes',
+         '... and its next version, siblings and all, goes out against it');
 
 # elsewhere in the cache, versions are not kept: no field, no Vary on it
 File::Path::make_path("$root/cache/dvoff");
@@ -357,7 +409,8 @@ unless ($one) {
         chmod 0777, "$d/logs";
         spew("$d/load", "1\n");
         chmod 0644, "$d/load";
-        local $ENV{ADF_SCRATCH_PORT} = $port + ($node eq 'a' ? 51 : 52);
+        local $ENV{ADF_SCRATCH_PORT} = ($ENV{ADF_SCRATCH_PORT} || $port + 50)
+                                       + ($node eq 'a' ? 1 : 2);
         $url{$node} = scratch_server($d, 'event', <<"CONF");
 LoadModule alias_module \@MODDIR\@/mod_alias.so
 AdaptiveDeflate On

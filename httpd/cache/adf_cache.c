@@ -9,6 +9,7 @@
  * remembers the file (device, inode, size, mtime, ctime) as good.
  */
 #include "adf_cache_queue.h"
+#include "adf_access.h"
 #include "adf_safedir.h"
 #include "adf_dictmatch.h"
 #include "adf_children.h"
@@ -319,6 +320,8 @@ static adf_cache_shared_t *attach(server_rec *s)
         sh->count = 0;
         sh->busy = 0;
         sh->running = 0;
+        sh->vcount = 0;
+        sh->vbusy = 0;
         adf_cache_unlock(sh);
     }
     apr_atomic_set32(&sh->generation, gen->generation);
@@ -512,16 +515,18 @@ static const char *check_entry(const adf_cache_req_t *cr, adf_coding_e c,
     return NULL;
 }
 
-/* Remove the damaged entry at dir/name, if it is still the file open on
- * fi (the worker may have written a new one since). */
+/* Remove the damaged entry at dir/name, if it is still the file that was
+ * open (device dev, inode ino: the worker may have written a new one
+ * since).  Whether this call removed it: however many requests find it
+ * damaged at once, one does. */
 static int remove_entry(const adf_cache_dir_t *dir, const char *name,
-                        const apr_finfo_t *fi)
+                        apr_uint64_t dev, apr_uint64_t ino)
 {
     struct stat now;
 
     return fstatat(dir->fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0
-           && (apr_ino_t)now.st_ino == fi->inode
-           && (apr_dev_t)now.st_dev == fi->device
+           && (apr_uint64_t)now.st_ino == ino
+           && (apr_uint64_t)now.st_dev == dev
            && unlinkat(dir->fd, name, 0) == 0;
 }
 
@@ -617,7 +622,8 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
     /* (mnt 0: the directory, open since start-up, cannot be remounted) */
     if (!adf_memo_get(&id, 0, &cr->key, c, &m)) {
         if ((why = check_entry(cr, c, fd, fi, &m, &keep, &old))) {
-            if (!keep && remove_entry(dir, name, fi) && !old) {
+            if (!keep && remove_entry(dir, name, (apr_uint64_t)fi->device,
+                                      (apr_uint64_t)fi->inode) && !old) {
                 apr_atomic_inc64(&gen->sh->counts[cr->index].corrupt);
                 ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
                               ADFLOGNO(00021) "removed cache entry %s/%s "
@@ -658,17 +664,27 @@ const unsigned char *adf_cache_source(const adf_cache_req_t *cr)
     return cr->source;
 }
 
-/* The dictionary file whose SHA-256 is hash, kept for the file at path
- * (on disk) and its other versions, in cache directory index, open (fd,
- * and *st), owned by the worker; -1 when there is none.  *h: its name's
- * hash. */
+/* The virtual host whose files' versions r may be answered against:
+ * "ServerName:port" (the port ServerName names, 0 if none). */
+static const char *host_of(request_rec *r)
+{
+    return apr_psprintf(r->pool, "%s:%u", r->server->server_hostname
+                                          ? r->server->server_hostname : "",
+                        (unsigned)r->server->port);
+}
+
+/* The dictionary file whose SHA-256 is hash, kept for virtual host host's
+ * file at path (on disk) and its other versions, in cache directory
+ * index, open (fd, and *st), owned by the worker; -1 when there is none.
+ * *h: its name's hash. */
 static int open_dict(request_rec *r, int index, const unsigned char *hash,
-                     const char *path, struct stat *st, apr_uint64_t *h)
+                     const char *host, const char *path, struct stat *st,
+                     apr_uint64_t *h)
 {
     char name[ADF_CACHE_NAME_MAX];
     int fd;
 
-    *h = adf_cache_dict_hash(hash, adf_dict_match(r->pool, path));
+    *h = adf_cache_dict_hash(hash, host, adf_dict_match(r->pool, path));
     adf_cache_entry_name(name, *h, ADF_IDENTITY);
     if ((fd = openat(gen->dir[index].fd, name, ENTRY_OPEN)) < 0) {
         return -1;
@@ -681,12 +697,72 @@ static int open_dict(request_rec *r, int index, const unsigned char *hash,
     return fd;
 }
 
-int adf_cache_dict_kept(request_rec *r, const adf_cache_req_t *cr)
+int adf_cache_version_kept(request_rec *r, const adf_cache_req_t *cr)
 {
+    const char *host = host_of(r);
+    apr_uint64_t vkey = adf_cache_version_key(cr->hash, host, cr->index);
+    apr_uint64_t d = adf_cache_kept_get(gen->sh, vkey);
+    adf_cache_shared_t *sh = gen->sh;
+    adf_cache_version_t *v;
+    char name[ADF_CACHE_NAME_MAX];
     struct stat st;
-    apr_uint64_t h;
+    apr_uint32_t i;
 
-    return open_dict(r, cr->index, cr->source, r->filename, &st, &h) >= 0;
+    if (d) {
+        adf_cache_entry_name(name, d, ADF_IDENTITY);
+        if (fstatat(gen->dir[cr->index].fd, name, &st, AT_SYMLINK_NOFOLLOW)
+            == 0 && S_ISREG(st.st_mode) && st.st_uid == entry_owner) {
+            return 1;
+        }
+    }
+    /* not kept (or no longer: evicted, removed): queued, once */
+    if (r->finfo.size > ADF_DICT_MAX || strlen(r->uri) >= ADF_CACHE_PATH
+        || strlen(host) >= ADF_CACHE_HOST || adf_cache_lock(sh)) {
+        return 0;
+    }
+    if (sh->vbusy == vkey) {
+        goto done;
+    }
+    for (i = 0; i < sh->vcount; i++) {
+        if (sh->versions[(sh->vhead + i) % ADF_CACHE_VERSIONS].vkey == vkey) {
+            goto done;
+        }
+    }
+    if (sh->vcount == ADF_CACHE_VERSIONS) {
+        apr_atomic_inc64(&sh->counts[cr->index].dropped);
+        goto done;
+    }
+    v = &sh->versions[(sh->vhead + sh->vcount) % ADF_CACHE_VERSIONS];
+    v->key = cr->key;
+    v->hash = cr->hash;
+    v->vkey = vkey;
+    v->generation = gen->generation;
+    v->cache = (apr_uint32_t)cr->index;
+    apr_cpystrn(v->path, r->filename, sizeof(v->path));
+    apr_cpystrn(v->uri, r->uri, sizeof(v->uri));
+    apr_cpystrn(v->host, host, sizeof(v->host));
+    sh->vcount++;       /* the item is whole before it counts */
+done:
+    adf_cache_unlock(sh);
+    return 0;
+}
+
+/* The kept dictionary open on st, named from h, of no use: removed if it
+ * is still that file, with a warning the one time it is removed when it
+ * is damaged (why; NULL: an earlier release's, which is no damage). */
+static void drop_dict(request_rec *r, int index, apr_uint64_t h,
+                      const struct stat *st, const char *why)
+{
+    char name[ADF_CACHE_NAME_MAX];
+
+    adf_cache_entry_name(name, h, ADF_IDENTITY);
+    if (remove_entry(&gen->dir[index], name, (apr_uint64_t)st->st_dev,
+                     (apr_uint64_t)st->st_ino) && why) {
+        apr_atomic_inc64(&gen->sh->counts[index].corrupt);
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, ADFLOGNO(00030)
+                      "removed kept dictionary %s/%s: %s",
+                      gen->dir[index].conf->dir, name, why);
+    }
 }
 
 int adf_cache_dict_load(request_rec *r, const adf_dir_conf_t *dc,
@@ -695,26 +771,55 @@ int adf_cache_dict_load(request_rec *r, const adf_dir_conf_t *dc,
 {
     const adf_srv_conf_t *sc = ap_get_module_config(r->server->module_config,
                                                     &adaptive_deflate_module);
+    const char *host = host_of(r);
+    unsigned char rec[ADF_CACHE_ORIGIN_MAX];
     adf_cache_trailer_t tr;
+    adf_cache_origin_t o;
     unsigned char *buf, sha[ADF_DIGEST_LEN];
     adf_digest_t dg;
     struct stat st;
+    apr_off_t len;
     apr_size_t got = 0;
     apr_uint64_t h;
-    int fd;
+    int fd, index;
 
     if (!adf_cache_applies(r, dc)
-        || (fd = open_dict(r, sc->cache->index, hash, path, &st, &h)) < 0
-        || adf_cache_trailer_read(fd, st.st_size, &tr) != ADF_CACHE_TRAILER_OK
-        || tr.coding != ADF_IDENTITY || tr.length > ADF_DICT_MAX
-        || memcmp(tr.source, hash, ADF_DIGEST_LEN)) {
+        || (fd = open_dict(r, (index = sc->cache->index), hash, host, path,
+                           &st, &h)) < 0) {
         return 0;
     }
-    buf = apr_palloc(r->pool, (apr_size_t)tr.length ? (apr_size_t)tr.length
-                                                    : 1);
-    while (got < tr.length) {
-        ssize_t n = pread(fd, buf + got, (apr_size_t)tr.length - got,
-                          (off_t)got);
+    switch (adf_cache_trailer_read(fd, st.st_size, &tr)) {
+    case ADF_CACHE_TRAILER_OK:
+        break;
+    case ADF_CACHE_TRAILER_OLD:
+        drop_dict(r, index, h, &st, NULL);
+        return 0;
+    default:
+        drop_dict(r, index, h, &st, "no trailer at its end (truncated or "
+                  "damaged)");
+        return 0;
+    }
+    if (tr.coding != ADF_IDENTITY) {
+        drop_dict(r, index, h, &st, "not a dictionary's trailer");
+        return 0;
+    }
+    if (memcmp(tr.source, hash, ADF_DIGEST_LEN)) {
+        return 0;       /* another dictionary's name (64 bits): no damage */
+    }
+    if ((len = adf_cache_origin_read(fd, tr.length, rec, &o)) < 0) {
+        drop_dict(r, index, h, &st, "its record of where it was served is "
+                  "damaged");
+        return 0;
+    }
+    /* Used only where its client could have read the file it was kept
+     * from: its bytes answer "is this file exactly what you guess?" */
+    if (strcmp(o.host, host) || len > ADF_DICT_MAX
+        || !adf_access_may_read(r, o.uri, o.path)) {
+        return 0;
+    }
+    buf = apr_palloc(r->pool, len ? (apr_size_t)len : 1);
+    while (got < (apr_size_t)len) {
+        ssize_t n = pread(fd, buf + got, (apr_size_t)len - got, (off_t)got);
 
         if (n <= 0 && !(n < 0 && errno == EINTR)) {
             return 0;
@@ -726,11 +831,12 @@ int adf_cache_dict_load(request_rec *r, const adf_dir_conf_t *dc,
         return 0;
     }
     adf_digest_update(&dg, buf, got);
-    if (adf_digest_final(&dg, sha) != 0 || memcmp(sha, hash, sizeof(sha))) {
-        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, ADFLOGNO(00030)
-                      "dictionary %016" APR_UINT64_T_HEX_FMT ".dict in %s "
-                      "does not hold the bytes it is named for: not used",
-                      h, sc->cache->dir);
+    if (adf_digest_final(&dg, sha) != 0) {
+        return 0;
+    }
+    if (memcmp(sha, hash, sizeof(sha))) {
+        drop_dict(r, index, h, &st, "it does not hold the bytes it is "
+                  "named for");
         return 0;
     }
     out->data = buf;

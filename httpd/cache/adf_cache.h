@@ -69,17 +69,22 @@ const unsigned char *adf_cache_digest(const adf_cache_req_t *cr);
  * as a dictionary). */
 const unsigned char *adf_cache_source(const adf_cache_req_t *cr);
 
-/* Is the file of the entry adf_cache_lookup found (r->filename: before a
- * swap) kept as a dictionary (AdaptiveDeflateDictionaryVersions: its
- * bytes, named from their SHA-256 and its path's pattern)?  Then a client
- * may be told to keep it. */
-int adf_cache_dict_kept(request_rec *r, const adf_cache_req_t *cr);
+/* Is the version of r's file cr stands for (r->filename: before a swap)
+ * kept as a dictionary for r's virtual host
+ * (AdaptiveDeflateDictionaryVersions: its bytes, named from their
+ * SHA-256, the host and its path's pattern, with the record of where it
+ * was served)?  Then a client may be told to keep it.  If not, it is
+ * queued to be kept (the worker does so at once, whatever the load). */
+int adf_cache_version_kept(request_rec *r, const adf_cache_req_t *cr);
 
 /* The dictionary whose SHA-256 is hash, from the cache used for r: a
- * version the cache kept of the file at path (on disk) or of a file of
- * the same path pattern (another version of it); its bytes, read into
- * r->pool and checked against hash, into *out.  1, or 0 when there is
- * none. */
+ * version the cache kept, for r's virtual host, of the file at path (on
+ * disk) or of a file of the same path pattern (another version of it),
+ * that r's client may read where it was served (adf_access_may_read of
+ * its record: the URL path it was served at, the file it was kept
+ * from); its bytes, read into r->pool and checked against hash, into
+ * *out.  1, or 0 when there is none.  A damaged one is removed (and
+ * logged once). */
 int adf_cache_dict_load(request_rec *r, const adf_dir_conf_t *dc,
                         const unsigned char *hash, const char *path,
                         adf_dict_t *out);
@@ -93,8 +98,7 @@ void adf_cache_miss(request_rec *r, adf_cache_req_t *cr,
                     apr_uint32_t codings);
 
 /* Queue r's file (r->filename: before a swap) for the worker to make in
- * codings, without counting a miss (bit ADF_IDENTITY: F's bytes as a
- * dictionary). */
+ * codings, without counting a miss. */
 void adf_cache_queue(request_rec *r, adf_cache_req_t *cr,
                      apr_uint32_t codings);
 

@@ -5,6 +5,8 @@
  * under it leaves the queue consistent, so the next one just goes on. */
 #include "adf_cache_queue.h"
 
+#include <apr_atomic.h>
+
 #include <errno.h>
 
 void adf_cache_lock_init(adf_cache_shared_t *sh)
@@ -43,4 +45,28 @@ int adf_cache_queue_push(adf_cache_shared_t *sh, const adf_cache_item_t *it)
     sh->queue[(sh->head + sh->count) % ADF_CACHE_QUEUE] = *it;
     sh->count++;
     return 1;
+}
+
+/* A slot's vkey is written last and read before and after its dict: a
+ * reader that sees it unchanged read the dict set with it (one writer). */
+void adf_cache_kept_set(adf_cache_shared_t *sh, apr_uint64_t vkey,
+                        apr_uint64_t dict)
+{
+    apr_uint32_t i = (apr_uint32_t)(vkey % ADF_CACHE_KEPT);
+
+    apr_atomic_set64(&sh->kept[i].vkey, 0);
+    apr_atomic_set64(&sh->kept[i].dict, dict);
+    apr_atomic_set64(&sh->kept[i].vkey, vkey);
+}
+
+apr_uint64_t adf_cache_kept_get(adf_cache_shared_t *sh, apr_uint64_t vkey)
+{
+    apr_uint32_t i = (apr_uint32_t)(vkey % ADF_CACHE_KEPT);
+    apr_uint64_t dict;
+
+    if (apr_atomic_read64(&sh->kept[i].vkey) != vkey) {
+        return 0;
+    }
+    dict = apr_atomic_read64(&sh->kept[i].dict);
+    return apr_atomic_read64(&sh->kept[i].vkey) == vkey ? dict : 0;
 }

@@ -19,4 +19,15 @@ void adf_cache_unlock(adf_cache_shared_t *sh);
  * full and it was dropped. */
 int adf_cache_queue_push(adf_cache_shared_t *sh, const adf_cache_item_t *it);
 
+/* The versions kept as dictionaries, in a table of the segment that the
+ * worker alone writes (from what it keeps, and from its scan of the
+ * directories) and requests read without the lock: the name hash of
+ * the dictionary kept for vkey (adf_cache_version_key), or 0 when it is
+ * not known to be kept.  A slot holds the last version set there: one
+ * pushed out is kept again (found there, or written anew) when a
+ * request next asks. */
+void adf_cache_kept_set(adf_cache_shared_t *sh, apr_uint64_t vkey,
+                        apr_uint64_t dict);
+apr_uint64_t adf_cache_kept_get(adf_cache_shared_t *sh, apr_uint64_t vkey);
+
 #endif /* ADF_CACHE_QUEUE_H */

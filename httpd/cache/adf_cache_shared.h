@@ -12,6 +12,9 @@
 #define ADF_CACHE_QUEUE 256     /* files waiting to be compressed */
 #define ADF_CACHE_PATH 1024     /* the longest source path queued */
 #define ADF_CACHE_TOUCH 16384   /* slots recording when entries were hit */
+#define ADF_CACHE_VERSIONS 64   /* versions waiting to be kept */
+#define ADF_CACHE_HOST 272      /* the longest "ServerName:port" kept */
+#define ADF_CACHE_KEPT 16384    /* slots naming the versions kept */
 /* The largest source cached: read whole into the worker's memory. */
 #define ADF_CACHE_FILE_MAX (16 * 1024 * 1024)
 
@@ -23,6 +26,20 @@ typedef struct {
     apr_uint32_t codings;       /* bit 1 << c: the codings to make */
     char path[ADF_CACHE_PATH];
 } adf_cache_item_t;
+
+/* A version of a file to keep as a dictionary
+ * (AdaptiveDeflateDictionaryVersions): the file, and where it was served
+ * (adf_cache_origin_t). */
+typedef struct {
+    adf_ident_t key;            /* the file as the request saw it */
+    apr_uint64_t hash;          /* adf_cache_key_hash(&key) */
+    apr_uint64_t vkey;          /* adf_cache_version_key */
+    apr_uint32_t generation;    /* of the configuration that queued it */
+    apr_uint32_t cache;         /* the directory, in that configuration */
+    char path[ADF_CACHE_PATH];
+    char uri[ADF_CACHE_PATH];
+    char host[ADF_CACHE_HOST];
+} adf_cache_version_t;
 
 /* Per directory; kept over graceful restarts while the directory is the
  * same. */
@@ -55,6 +72,16 @@ typedef struct {
     struct {
         volatile apr_uint64_t hash, used;
     } touch[ADF_CACHE_TOUCH];
+    /* Versions to keep, under the lock: the worker keeps them at once,
+     * whatever the load (a copy and a SHA-256, no compression). */
+    apr_uint32_t vhead, vcount;
+    adf_cache_version_t versions[ADF_CACHE_VERSIONS];
+    volatile apr_uint64_t vbusy;        /* the vkey being kept, or 0 */
+    /* The versions kept: by vkey, the name hash of each one's dictionary
+     * (adf_cache_kept_get). */
+    struct {
+        volatile apr_uint64_t vkey, dict;
+    } kept[ADF_CACHE_KEPT];
 } adf_cache_shared_t;
 
 typedef struct {

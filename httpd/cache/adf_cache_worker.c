@@ -3,7 +3,9 @@
  * that child goes).  It drains the shared queue while the server is idle
  * and writes each entry atomically; it alone knows the entries' sizes and
  * ages (it scans the directories when it starts) and trims them to
- * MAXSIZE, least recently used first.
+ * MAXSIZE, least recently used first.  Versions of files to keep as
+ * dictionaries (a copy and a SHA-256) it keeps at every tick, whatever
+ * the load ("versions kept as dictionaries", below).
  *
  * Idle: the load as the controller sees it (a rise at once, a fall
  * smoothed) below its idle mark (adf_control_idle_below); a stale signal
@@ -129,6 +131,8 @@ static struct {
     job_t job;
     apr_time_t slice_end;               /* when the last slice ended */
     double slice_cpu;                   /* its CPU time, microseconds */
+    double version_credit;              /* bytes versions may take now */
+    apr_time_t version_at;              /* ... as of then */
     volatile int stopping;
 } w;
 
@@ -396,22 +400,37 @@ static int make_room(const adf_cache_gen_t *g, int i, apr_off_t need,
 
 /* ---- the scan at start ----------------------------------------------------------- */
 
-/* What the file open on fd (st: its fstat) is: ADF_CACHE_TRAILER_OK when
- * it is whole and the entry its name says. */
-static int entry_ok(int fd, const struct stat *st, apr_uint64_t hash,
+/* What the file open on fd (st: its fstat) in directory i is:
+ * ADF_CACHE_TRAILER_OK when it is whole and the entry its name says.  A
+ * dictionary whole to its record of where it was served is a version
+ * kept: requests find it so. */
+static int entry_ok(const adf_cache_gen_t *g, int i, int fd,
+                    const struct stat *st, apr_uint64_t hash,
                     adf_coding_e c)
 {
+    unsigned char rec[ADF_CACHE_ORIGIN_MAX];
     adf_cache_trailer_t tr;
+    adf_cache_origin_t o;
     int rc;
 
     rc = adf_cache_trailer_read(fd, st->st_size, &tr);
-    /* (a dictionary's name holds its file's path pattern, which its
-     * trailer does not: a request checks its bytes against the hash it
-     * was asked for) */
+    /* (a dictionary's name holds its host and its file's path pattern,
+     * which its trailer does not: a request checks its bytes against the
+     * hash it was asked for) */
     if (rc == ADF_CACHE_TRAILER_OK
         && (tr.coding != c
             || (c != ADF_IDENTITY && adf_cache_key_hash(&tr.key) != hash))) {
         rc = ADF_CACHE_TRAILER_BAD;
+    }
+    if (rc == ADF_CACHE_TRAILER_OK && c == ADF_IDENTITY) {
+        if (adf_cache_origin_read(fd, tr.length, rec, &o) < 0) {
+            rc = ADF_CACHE_TRAILER_BAD;
+        }
+        else {
+            adf_cache_kept_set(g->sh, adf_cache_version_key(
+                                   adf_cache_key_hash(&tr.key), o.host, i),
+                               hash);
+        }
     }
     return rc;
 }
@@ -454,7 +473,7 @@ static void scan(const adf_cache_gen_t *g, int i)
                 close(efd);
                 break;
             }
-            rc = entry_ok(efd, &st, hash, c);
+            rc = entry_ok(g, i, efd, &st, hash, c);
             close(efd);
             switch (rc) {
             case ADF_CACHE_TRAILER_OK:
@@ -505,10 +524,9 @@ static void scan(const adf_cache_gen_t *g, int i)
 
 /* ---- one file, coding by coding ------------------------------------------------- */
 
-static void end_job(const adf_cache_gen_t *g)
+/* What a job holds, let go: its coder, an unfinished file, its bytes. */
+static void job_free(const adf_cache_gen_t *g, job_t *j)
 {
-    job_t *j = &w.job;
-
     if (j->s) {
         adf_stream_close(j->s);
         j->s = NULL;
@@ -525,6 +543,13 @@ static void end_job(const adf_cache_gen_t *g)
         apr_pool_destroy(j->pool);
         j->pool = NULL;
     }
+}
+
+static void end_job(const adf_cache_gen_t *g)
+{
+    job_t *j = &w.job;
+
+    job_free(g, j);
     j->active = 0;
     if (!adf_cache_lock(g->sh)) {
         g->sh->running = 0;
@@ -597,6 +622,7 @@ static void recover(const adf_cache_gen_t *g)
         sh->running = 0;
     }
     apr_atomic_set64(&sh->busy, 0);
+    apr_atomic_set64(&sh->vbusy, 0);
     adf_cache_unlock(sh);
     if (left) {
         ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s,
@@ -721,17 +747,6 @@ static int digest_of(const char *data, apr_size_t len, unsigned char *out)
     return adf_digest_final(&dg, out);
 }
 
-/* The job's source as a dictionary (its bytes, named from their SHA-256)
- * is there already: the same bytes under another name, or this version
- * made before. */
-static int dict_there(const adf_cache_gen_t *g, const job_t *j)
-{
-    int i = (int)j->item.cache;
-    adf_cache_rec_t *rec = adf_cache_index_find(&w.index[i], j->dict_hash);
-
-    return still_there(g, i, rec, ADF_IDENTITY);
-}
-
 static int start_job(const adf_cache_gen_t *g, apr_pool_t *parent)
 {
     job_t *j = &w.job;
@@ -759,13 +774,6 @@ static int start_job(const adf_cache_gen_t *g, apr_pool_t *parent)
     if (digest_of(j->data, j->len, j->source) != 0) {
         end_job(g);
         return 1;
-    }
-    j->dict_hash = adf_cache_dict_hash(j->source,
-                                       adf_dict_match(j->pool, j->item.path));
-    /* F as a dictionary first: cheap, and what a later version needs */
-    if ((j->item.codings & 1u << ADF_IDENTITY) && j->len <= ADF_DICT_MAX
-        && !dict_there(g, j)) {
-        j->todo[j->ntodo++] = ADF_IDENTITY;
     }
     rec = adf_cache_index_find(&w.index[j->item.cache], j->item.hash);
     n = adf_coding_cache_order(order);
@@ -809,7 +817,7 @@ static apr_status_t sink(void *baton, const char *data, apr_size_t len)
 }
 
 /* The name hash of the job's file in coding c: F's key's, or for F as a
- * dictionary its bytes' SHA-256's. */
+ * dictionary the one its SHA-256, host and path pattern give it. */
 static apr_uint64_t entry_hash(const job_t *j, adf_coding_e c)
 {
     return c == ADF_IDENTITY ? j->dict_hash : j->item.hash;
@@ -820,11 +828,10 @@ static int whole(const job_t *j, adf_coding_e c)
     return c != ADF_IDENTITY && adf_coding(c)->whole && j->len <= WHOLE_MAX;
 }
 
-/* Open the current coding's temporary file and coder, once its
+/* Open j's temporary file for coding c and its coder, once its
  * filesystem has room for it: 1; -1: not yet (j->later); 0: failed. */
-static int open_coding(const adf_cache_gen_t *g, adf_coding_e c)
+static int open_coding(const adf_cache_gen_t *g, job_t *j, adf_coding_e c)
 {
-    job_t *j = &w.job;
     int flags = whole(j, c) ? ADF_STREAM_WHOLE | ADF_STREAM_BEST : 0;
     int i = (int)j->item.cache;
     adf_stream_opts_t o = { NULL };
@@ -835,8 +842,9 @@ static int open_coding(const adf_cache_gen_t *g, adf_coding_e c)
     if (j->waiting > now) {
         j->waiting = now;       /* the clock was set back */
     }
-    switch (make_room(g, i, (apr_off_t)j->len + ADF_CACHE_TRAILER,
-                      j->item.hash, !j->waiting
+    switch (make_room(g, i, (apr_off_t)j->len + ADF_CACHE_TRAILER
+                            + (c == ADF_IDENTITY ? ADF_CACHE_ORIGIN_MAX : 0),
+                      entry_hash(j, c), !j->waiting
                                     || now - j->waiting < ADF_HELD_LET_GO)) {
     case ROOM_LATER:
         ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s, "cache worker: %s: "
@@ -883,10 +891,9 @@ static int open_coding(const adf_cache_gen_t *g, adf_coding_e c)
     return 1;
 }
 
-/* The coded bytes are out: trailer, fsync, F's mtime, rename. */
-static int commit(const adf_cache_gen_t *g, adf_coding_e c)
+/* j's bytes in coding c are out: trailer, fsync, F's mtime, rename. */
+static int commit(const adf_cache_gen_t *g, job_t *j, adf_coding_e c)
 {
-    job_t *j = &w.job;
     unsigned char t[ADF_CACHE_TRAILER];
     adf_cache_trailer_t tr;
     struct timespec times[2];
@@ -950,7 +957,7 @@ static void advance(const adf_cache_gen_t *g)
     apr_status_t rv;
 
     if (!j->s && j->fd < 0) {
-        int opened = open_coding(g, c);
+        int opened = open_coding(g, j, c);
 
         if (opened < 0) {
             return;
@@ -959,17 +966,6 @@ static void advance(const adf_cache_gen_t *g)
             end_job(g);
             return;
         }
-    }
-    if (c == ADF_IDENTITY) {
-        /* the dictionary: F's bytes, in one slice (a copy) */
-        rv = sink(j, j->data, j->len);
-        if (rv != APR_SUCCESS && j->err) {
-            write_failed(g, j->item.cache, j->err, "write a file in it");
-        }
-        if (rv != APR_SUCCESS || !commit(g, c) || ++j->cur == j->ntodo) {
-            end_job(g);
-        }
-        return;
     }
     n = whole(j, c) ? j->len : (j->len - j->fed < CHUNK ? j->len - j->fed
                                                        : CHUNK);
@@ -989,8 +985,128 @@ static void advance(const adf_cache_gen_t *g)
     }
     adf_stream_close(j->s);
     j->s = NULL;
-    if (!commit(g, c) || ++j->cur == j->ntodo) {
+    if (!commit(g, j, c) || ++j->cur == j->ntodo) {
         end_job(g);
+    }
+}
+
+/* ---- versions kept as dictionaries ------------------------------------------------ */
+
+/* Keeping a version (AdaptiveDeflateDictionaryVersions) is a copy and a
+ * SHA-256, no compression: done at the first tick after a request asked,
+ * whatever the load, since a deploy is worth advertising at once and
+ * most of all on a busy server.  Bounded in bytes: up to VERSION_BURST
+ * at once, then VERSION_RATE a second (copying and hashing take about
+ * 1 ms a megabyte: at most 2 % of a CPU). */
+#define VERSION_RATE (16.0 * 1024 * 1024)
+#define VERSION_BURST ((double)ADF_DICT_MAX)
+
+/* The next queued version of this configuration for a directory that
+ * can be written (or is due to be tried again). */
+static int pop_version(const adf_cache_gen_t *g, adf_cache_version_t *v)
+{
+    adf_cache_shared_t *sh = g->sh;
+    apr_time_t now = apr_time_now();
+    int got = 0;
+
+    if (adf_cache_lock(sh)) {
+        return 0;
+    }
+    while (sh->vcount && !got) {
+        *v = sh->versions[sh->vhead];
+        sh->vhead = (sh->vhead + 1) % ADF_CACHE_VERSIONS;
+        sh->vcount--;
+        got = v->generation == g->generation && (int)v->cache < g->n
+              && (!apr_atomic_read32(&counts(g, v->cache)->failing)
+                  || now >= w.retry[v->cache]);
+    }
+    if (got) {
+        apr_atomic_set64(&sh->vbusy, v->vkey);
+    }
+    adf_cache_unlock(sh);
+    return got;
+}
+
+/* Keep version v: F's bytes, the record of where they were served, the
+ * trailer, under the name their SHA-256, v's host and F's path pattern
+ * give; or find them there already (kept before, under another name of
+ * the same bytes' file, or by another server on the directory).  The
+ * bytes it read. */
+static apr_size_t keep_version(const adf_cache_gen_t *g,
+                               const adf_cache_version_t *v,
+                               apr_pool_t *parent)
+{
+    adf_cache_origin_t o;
+    unsigned char rec[ADF_CACHE_ORIGIN_MAX];
+    char name[ADF_CACHE_NAME_MAX];
+    struct stat st;
+    apr_size_t n, len;
+    job_t j;
+    int i = (int)v->cache, rc = SOURCE_CHANGED, kept = 0;
+
+    memset(&j, 0, sizeof(j));
+    j.fd = -1;
+    j.item.key = v->key;
+    j.item.hash = v->hash;
+    j.item.generation = v->generation;
+    j.item.cache = v->cache;
+    apr_cpystrn(j.item.path, v->path, sizeof(j.item.path));
+    o.host = v->host;
+    o.uri = v->uri;
+    o.path = v->path;
+    if (apr_pool_create(&j.pool, parent) != APR_SUCCESS
+        || (rc = read_source(&j)) != SOURCE_READ
+        || j.len > ADF_DICT_MAX || digest_of(j.data, j.len, j.source) != 0
+        || !(n = adf_cache_origin_format(rec, &o))) {
+        ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, g->s, "cache worker: %s "
+                     "not kept as a dictionary (%s)", v->path,
+                     rc == SOURCE_READ ? "too large, or no SHA-256"
+                     : "changed, unsettled or gone");
+        len = j.len;
+        job_free(g, &j);
+        return len;
+    }
+    j.dict_hash = adf_cache_dict_hash(j.source, v->host,
+                                      adf_dict_match(j.pool, v->path));
+    adf_cache_entry_name(name, j.dict_hash, ADF_IDENTITY);
+    if (fstatat(dfd(g, i), name, &st, AT_SYMLINK_NOFOLLOW) == 0
+        && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
+        kept = 1;
+    }
+    else if (open_coding(g, &j, ADF_IDENTITY) > 0) {
+        if (sink(&j, j.data, j.len) != APR_SUCCESS
+            || sink(&j, (const char *)rec, n) != APR_SUCCESS) {
+            write_failed(g, i, j.err, "write a file in it");
+        }
+        else {
+            kept = commit(g, &j, ADF_IDENTITY);
+        }
+    }
+    if (kept) {
+        adf_cache_kept_set(g->sh, v->vkey, j.dict_hash);
+    }
+    len = j.len;
+    job_free(g, &j);
+    return len;
+}
+
+/* Keep the versions queued, as far as the credit goes. */
+static void keep_versions(const adf_cache_gen_t *g, apr_pool_t *pool)
+{
+    apr_time_t now = apr_time_now();
+    adf_cache_version_t v;
+
+    if (now > w.version_at) {
+        w.version_credit += VERSION_RATE * (double)(now - w.version_at)
+                            / APR_USEC_PER_SEC;
+    }
+    w.version_at = now;
+    if (w.version_credit > VERSION_BURST) {
+        w.version_credit = VERSION_BURST;
+    }
+    while (w.version_credit > 0 && in_charge(g) && pop_version(g, &v)) {
+        w.version_credit -= (double)keep_version(g, &v, pool);
+        apr_atomic_set64(&g->sh->vbusy, 0);
     }
 }
 
@@ -1099,6 +1215,7 @@ static void run(const adf_cache_gen_t *g, apr_pool_t *pool)
         adf_cache_temp_refresh(w.job.fd);
     }
     adf_cache_temp_sweep(g);
+    keep_versions(g, apr_pool_parent_get(pool));
     work(g, pool);
     if (w.job.active && !in_charge(g)) {
         requeue(g);

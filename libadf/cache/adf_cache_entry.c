@@ -10,7 +10,7 @@
 #include <zlib.h>
 
 #define TEMP_SEP ".tmp."
-#define TRAILER_VERSION 3
+#define TRAILER_VERSION 4
 /* A dictionary: a source's own bytes, named from their SHA-256. */
 #define DICT_EXT ".dict"
 #define IDENTITY_TOKEN "identity"
@@ -62,7 +62,16 @@ void adf_cache_entry_name(char *buf, apr_uint64_t hash, adf_coding_e c)
              hash, c == ADF_IDENTITY ? DICT_EXT : d && d->ext ? d->ext : ".x");
 }
 
-apr_uint64_t adf_cache_dict_hash(const unsigned char *sha, const char *scope)
+static apr_uint64_t mix_string(apr_uint64_t h, const char *s)
+{
+    while (*s) {
+        h = mix(h, (unsigned char)*s++);
+    }
+    return mix(h, 0);   /* where it ends: "ab" "c" is not "a" "bc" */
+}
+
+apr_uint64_t adf_cache_dict_hash(const unsigned char *sha, const char *host,
+                                 const char *pattern)
 {
     apr_uint64_t h = 0;
     int i;
@@ -70,10 +79,15 @@ apr_uint64_t adf_cache_dict_hash(const unsigned char *sha, const char *scope)
     for (i = 0; i < 8; i++) {
         h = h << 8 | sha[i];
     }
-    while (*scope) {
-        h = mix(h, (unsigned char)*scope++);
-    }
-    return h;
+    return mix_string(mix_string(h, host), pattern);
+}
+
+apr_uint64_t adf_cache_version_key(apr_uint64_t entry, const char *host,
+                                   int dir)
+{
+    apr_uint64_t h = mix_string(mix(entry, (apr_uint64_t)dir), host);
+
+    return h ? h : 1;
 }
 
 void adf_cache_temp_name(char *buf, const char *name,
@@ -194,6 +208,87 @@ static apr_uint64_t get64(const unsigned char *p)
     return (apr_uint64_t)get32(p) | (apr_uint64_t)get32(p + 4) << 32;
 }
 
+/* ---- a dictionary's record of where it was served ----------------------- */
+
+apr_size_t adf_cache_origin_format(unsigned char *buf,
+                                   const adf_cache_origin_t *o)
+{
+    const char *s[3];
+    apr_size_t n = 0, k;
+    int i;
+
+    s[0] = o->host;
+    s[1] = o->uri;
+    s[2] = o->path;
+    for (i = 0; i < 3; i++) {
+        k = strlen(s[i]) + 1;
+        if (n + k + 8 > ADF_CACHE_ORIGIN_MAX) {
+            return 0;
+        }
+        memcpy(buf + n, s[i], k);
+        n += k;
+    }
+    put32(buf + n, (apr_uint32_t)n);
+    put32(buf + n + 4, adf_cache_crc(0, buf, n));
+    return n + 8;
+}
+
+apr_size_t adf_cache_origin_parse(const unsigned char *buf, apr_size_t n,
+                                  adf_cache_origin_t *o)
+{
+    const char *s, *at[3];
+    apr_size_t len, k;
+    int i = 0;
+
+    if (n < 8) {
+        return 0;
+    }
+    len = get32(buf + n - 8);
+    if (len < 3 || len > n - 8 || len + 8 > ADF_CACHE_ORIGIN_MAX) {
+        return 0;
+    }
+    s = (const char *)buf + n - 8 - len;
+    if (get32(buf + n - 4) != adf_cache_crc(0, s, len) || s[len - 1]) {
+        return 0;
+    }
+    /* exactly three strings, each ended by its NUL */
+    for (k = 0; k < len; k += strlen(s + k) + 1) {
+        if (i == 3) {
+            return 0;
+        }
+        at[i++] = s + k;
+    }
+    if (i != 3) {
+        return 0;
+    }
+    o->host = at[0];
+    o->uri = at[1];
+    o->path = at[2];
+    return len + 8;
+}
+
+apr_off_t adf_cache_origin_read(int fd, apr_uint64_t length,
+                                unsigned char *buf, adf_cache_origin_t *o)
+{
+    apr_size_t n = length < ADF_CACHE_ORIGIN_MAX ? (apr_size_t)length
+                                                 : ADF_CACHE_ORIGIN_MAX;
+    apr_size_t got = 0, rec;
+    ssize_t k;
+
+    while (got < n) {
+        k = pread(fd, buf + got, n - got,
+                  (off_t)(length - n + got));
+        if (k <= 0 && !(k < 0 && errno == EINTR)) {
+            return -1;
+        }
+        got += k > 0 ? (apr_size_t)k : 0;
+    }
+    if (!(rec = adf_cache_origin_parse(buf, n, o))) {
+        return -1;
+    }
+    return (apr_off_t)(length - rec);
+}
+
 /* Layout: version, the coding's token (NUL-padded; "identity" for a
  * dictionary), length, dev, ino, size, mtime s, mtime ns, ctime ns,
  * ctime s, CRC of the bytes, their SHA-256, the source's SHA-256, CRC of
@@ -208,7 +303,11 @@ static apr_uint64_t get64(const unsigned char *p)
 /* Earlier releases' trailers, recognised to be replaced: version 1 (80
  * bytes: a coding number where the token is now, no digest; its CRC of
  * bytes 0-67 at 68) and version 2 (116 bytes: no source digest; its CRC
- * of bytes 0-103 at 104). */
+ * of bytes 0-103 at 104).  Version 3 is this layout, and its coded
+ * entries are read as they are; its dictionaries lack the record of
+ * where they were served (adf_cache_origin_t), and are an earlier
+ * release's. */
+#define V3 3
 #define V1_LEN 80
 #define V1_CRC_AT 68
 #define V2_LEN 116
@@ -263,7 +362,8 @@ int adf_cache_trailer_parse(const unsigned char *buf, apr_off_t file_size,
     if (memcmp(buf + MAGIC_AT, magic, sizeof(magic))) {
         return ADF_CACHE_TRAILER_BAD;
     }
-    if (file_size < ADF_CACHE_TRAILER || get32(buf) != TRAILER_VERSION
+    if (file_size < ADF_CACHE_TRAILER
+        || (get32(buf) != TRAILER_VERSION && get32(buf) != V3)
         || get32(buf + CRC_AT) != adf_cache_crc(0, buf, CRC_AT)) {
         return old_trailer(buf, file_size) ? ADF_CACHE_TRAILER_OLD
                                            : ADF_CACHE_TRAILER_BAD;
@@ -276,6 +376,9 @@ int adf_cache_trailer_parse(const unsigned char *buf, apr_off_t file_size,
     if ((!d && !identity)
         || t->length != (apr_uint64_t)(file_size - ADF_CACHE_TRAILER)) {
         return ADF_CACHE_TRAILER_BAD;
+    }
+    if (identity && get32(buf) == V3) {
+        return ADF_CACHE_TRAILER_OLD;
     }
     t->coding = d ? d->id : ADF_IDENTITY;
     t->key.dev = get64(buf + 20);

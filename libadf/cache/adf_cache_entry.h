@@ -21,15 +21,18 @@
  * magic number at the very end.
  *
  * A dictionary (RFC 9842: a version of a static file that was advertised
- * with Use-As-Dictionary) is the source's own bytes with a trailer of
- * coding identity, named "<16 hex digits>.dict" from its SHA-256 and the
+ * with Use-As-Dictionary) is the source's own bytes, then the record of
+ * where they were served (adf_cache_origin_t), then a trailer of coding
+ * identity whose length, CRC and digest are those of both; it is named
+ * "<16 hex digits>.dict" from its SHA-256, its virtual host and the
  * pattern of its file's path (adf_cache_dict_hash): found by the hash a
  * client sends for a later version of that file, and kept when its
- * source changes (eviction treats it as any entry).  A reader checks that the file ends in a trailer whose
- * length fits the file's size and whose key is the source it has (a
- * truncated or appended file fails), and the CRC of the bytes the first
- * time it serves the file; the default handler then sends the coded bytes
- * only (the request's finfo says their length).
+ * source changes (eviction treats it as any entry).  A reader checks
+ * that the file ends in a trailer whose length fits the file's size and
+ * whose key is the source it has (a truncated or appended file fails),
+ * and the CRC of the bytes the first time it serves the file; the
+ * default handler then sends the coded bytes only (the request's finfo
+ * says their length).
  *
  * Files are written as "<entry name>.tmp.<node>.<pid>" and renamed when
  * complete, so no partial entry is ever visible under an entry's name.
@@ -63,12 +66,51 @@ apr_uint64_t adf_cache_key_hash(const adf_ident_t *key);
 void adf_cache_entry_name(char *buf, apr_uint64_t hash, adf_coding_e c);
 
 /* The name hash of the dictionary whose SHA-256 is sha kept for the
- * files whose paths (on disk) have the match pattern scope
- * (adf_dict_match): a version is found again only for a later version of
- * its own file, never for another file's response (its bytes would
- * otherwise answer "does the server hold a file with exactly these
- * contents?" for any file, and cost reading it). */
-apr_uint64_t adf_cache_dict_hash(const unsigned char *sha, const char *scope);
+ * files of virtual host host ("ServerName:port") whose paths (on disk)
+ * have the match pattern pattern (adf_dict_match): a version is found
+ * again only for a later version of its own file, never for another
+ * file's response (its bytes would otherwise answer "does the server
+ * hold a file with exactly these contents?" for any file, and cost
+ * reading it).  Found, it is still used only for a client that may read
+ * the file it was kept from (its record: adf_cache_origin_t). */
+apr_uint64_t adf_cache_dict_hash(const unsigned char *sha, const char *host,
+                                 const char *pattern);
+
+/* Where a kept dictionary's bytes were served: a request may use them
+ * only where its client could fetch that file there. */
+typedef struct {
+    const char *host;           /* the virtual host: "ServerName:port" */
+    const char *uri;            /* the URL path it was served at, as
+                                 * httpd mapped it (decoded) */
+    const char *path;           /* the file, on disk */
+} adf_cache_origin_t;
+
+/* A record's most bytes: its three strings, NUL-terminated, then their
+ * length and their CRC-32 (4 bytes each). */
+#define ADF_CACHE_ORIGIN_MAX 4096
+
+/* o as a record into buf (ADF_CACHE_ORIGIN_MAX bytes): its length, or 0
+ * when it does not fit. */
+apr_size_t adf_cache_origin_format(unsigned char *buf,
+                                   const adf_cache_origin_t *o);
+
+/* The record that ends the n bytes at buf: its length, and o's strings
+ * pointing into buf; 0 when no whole record ends there. */
+apr_size_t adf_cache_origin_parse(const unsigned char *buf, apr_size_t n,
+                                  adf_cache_origin_t *o);
+
+/* The record of the dictionary open on fd, whose trailer says its
+ * payload has length bytes, read into buf (ADF_CACHE_ORIGIN_MAX bytes):
+ * the length of the dictionary's own bytes before it, or -1 when there
+ * is no whole record (damaged) or it cannot be read. */
+apr_off_t adf_cache_origin_read(int fd, apr_uint64_t length,
+                                unsigned char *buf, adf_cache_origin_t *o);
+
+/* The key under which a request finds whether the version of its file
+ * whose entry hash is entry (adf_cache_key_hash) is kept as a dictionary
+ * for virtual host host in cache directory dir: never 0. */
+apr_uint64_t adf_cache_version_key(apr_uint64_t entry, const char *host,
+                                   int dir);
 
 /* Who writes a temporary file: process pid of node (never 0), or, in
  * the name an earlier release gave it ("<entry name>.tmp.<pid>"), of a
@@ -94,9 +136,11 @@ adf_cache_file_e adf_cache_file_kind(const char *name, apr_uint64_t *hash,
 
 typedef struct {
     adf_coding_e coding;
-    apr_uint64_t length;        /* of the coded bytes before the trailer */
-    apr_uint32_t crc;           /* CRC-32 of the coded bytes */
-    unsigned char digest[ADF_DIGEST_LEN];   /* SHA-256 of the coded bytes */
+    apr_uint64_t length;        /* of the bytes before the trailer: the
+                                 * coded bytes (a dictionary's: the
+                                 * source's, and their record) */
+    apr_uint32_t crc;           /* CRC-32 of those bytes */
+    unsigned char digest[ADF_DIGEST_LEN];   /* SHA-256 of those bytes */
     unsigned char source[ADF_DIGEST_LEN];   /* ... of the source's */
     adf_ident_t key;            /* the source, to the nanosecond */
 } adf_cache_trailer_t;
@@ -113,8 +157,8 @@ void adf_cache_trailer_format(unsigned char *buf,
 #define ADF_CACHE_TRAILER_OK 0
 #define ADF_CACHE_TRAILER_BAD (-1)  /* damaged, truncated, appended to, or
                                      * no entry at all */
-#define ADF_CACHE_TRAILER_OLD (-2)  /* an earlier release's entry: whole,
-                                     * but of no use */
+#define ADF_CACHE_TRAILER_OLD (-2)  /* an earlier release's entry (or
+                                     * dictionary): whole, but of no use */
 
 /* Parse the last ADF_CACHE_TRAILER bytes (buf) of a file of file_size
  * bytes (a shorter file: its bytes at the end of buf).  Bad as well when

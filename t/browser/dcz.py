@@ -15,6 +15,10 @@ what it needs and runs it; t/README says how to run it alone.
       the old file removed, the page naming the new one): the reload
       asks for the new name with the old version as the dictionary; dcz;
       v2 runs.
+  A3  a hashed name with precompressed siblings (adaptive-precompress's
+      .br/.gz, AdaptiveDeflatePrecompressed On): the sibling goes out
+      with Use-As-Dictionary, chromium registers it; the next build (its
+      siblings too) is answered as dcz against it; v2 runs.
   B   a dynamic page (the suite's t/htdocs/dyn/page.cgi) on another
       origin (http://localhost:PORT) with AdaptiveDeflateDictionary: the
       first navigation gets a Link to the dictionary, chromium fetches
@@ -42,6 +46,7 @@ import urllib.request
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULE = os.environ.get('ADF_MODULE') or os.path.join(TOP, '.libs', 'mod_adaptive_deflate.so')
+PRECOMPRESS = os.path.join(TOP, 'tools', 'adaptive-precompress')
 HTTPD = '/usr/sbin/apache2'
 CHROMIUM = '/usr/bin/chromium'
 CHROMEDRIVER = '/usr/bin/chromedriver'
@@ -183,7 +188,7 @@ DirectoryIndex index.html
 </Directory>
 
 AdaptiveDeflate On
-# "1": an idle server, so the cache's worker keeps versions at once.
+# "1": an idle server, so the cache's worker makes the entries at once.
 AdaptiveDeflateLoadSource file:{w}/load
 AdaptiveDeflateCache "{w}/cache" 64M
 
@@ -203,6 +208,14 @@ DocumentRoot "{w}/htdocs"
     <FilesMatch "\\.[0-9a-f]{{8}}\\.js$">
         Header set Cache-Control "max-age=31536000, immutable"
     </FilesMatch>
+</Directory>
+
+# A3: a build that precompresses (adaptive-precompress's siblings).
+<Directory "{w}/htdocs/pre">
+    AdaptiveDeflateDictionaryVersions On
+    AdaptiveDeflatePrecompressed On
+    AddType text/javascript .js
+    Header set Cache-Control "max-age=31536000, immutable"
 </Directory>
 
 # B (http://localhost:{self.port}/): a dictionary for dynamic pages.
@@ -266,8 +279,9 @@ DocumentRoot "{w}/htdocs"
 
     def kept(self, path):
         """Fetch PATH (br) until the cache's worker has kept it: the
-        response carries Use-As-Dictionary (the worker reads no file
-        changed in the last 2 s).  Returns its value or None."""
+        response carries Use-As-Dictionary (the worker keeps a version
+        at its next tick, once its file is settled).  Returns its value
+        or None."""
         def once():
             st, h, _ = self.get(path, {'Accept-Encoding': 'br'})
             return st == 200 and h.get('Use-As-Dictionary')
@@ -348,6 +362,17 @@ def main():
         put('htdocs/static/app.js', a1)
         put('htdocs/hashed.html', PAGE % ('hashed', '/static/app.1a2b3c4d.js'))
         put('htdocs/static/app.1a2b3c4d.js', h1)
+        p1 = js('p1', 3).encode()
+        p2 = js('p2', 3, (30, 800)).encode()
+        put('htdocs/pre.html', PAGE % ('precompressed', '/pre/app.9a8b7c6d.js'))
+        put('htdocs/pre/app.9a8b7c6d.js', p1)
+
+        def precompress():
+            return subprocess.run([PRECOMPRESS, '-q', '-d', os.path.join(work, 'htdocs/pre')],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).returncode == 0
+        if not check('adaptive-precompress writes the siblings of /pre (%s)' % PRECOMPRESS,
+                     precompress()):
+            return
         site = open(os.path.join(TOP, 't/htdocs/dict/site.dict'), 'rb').read()
         put('htdocs-dyn/dict/site.dict', site)
         put('htdocs-dyn/dyn/page.cgi', open(os.path.join(TOP, 't/htdocs/dyn/page.cgi'), 'rb').read(), 0o755)
@@ -498,6 +523,39 @@ def main():
         check('A2: the new version as dcz is %s bytes, the old one as %s was %s'
               % (r.get('bytes'), first.get('ce'), first.get('bytes')), ok)
         check('A2: and it runs: v2 (%s)' % v, v == 'h2')
+
+        # ---- A3: a hashed name with siblings ------------------------------------------
+        uad = server.kept('/pre/app.9a8b7c6d.js')
+        check('A3: the server keeps /pre/app.9a8b7c6d.js, which has siblings, and advertises '
+              'it (%s)' % uad, uad == 'match="/pre/app.*.js"')
+        m = server.mark()
+        v = load(base + '/pre.html')
+        got = server.find(m, lambda r: path_of(r) == '/pre/app.9a8b7c6d.js' and 'Chrome' in r.get('ua', ''))
+        first = got[1] if got else {}
+        sib = os.path.getsize(os.path.join(work, 'htdocs/pre/app.9a8b7c6d.js.br'))
+        check('A3: chromium runs it (%s), its br sibling (%s, %s bytes; the sibling has %d) '
+              'sent with Use-As-Dictionary (%s)'
+              % (v, first.get('ce'), first.get('bytes'), sib, first.get('uad')),
+              v == 'p1' and first.get('ce') == 'br' and first.get('bytes') == str(sib)
+              and first.get('uad') == 'match="/pre/app.*.js"')
+        # the next build: its name, its siblings, the page naming it
+        put('htdocs/pre/app.1f2e3d4c.js', p2)
+        os.unlink(os.path.join(work, 'htdocs/pre/app.9a8b7c6d.js'))
+        precompress()
+        put('htdocs/pre.html', PAGE % ('precompressed', '/pre/app.1f2e3d4c.js'))
+        m = server.mark()
+        v = load(base + '/pre.html')
+        got = dcz_line(m, '/pre/app.1f2e3d4c.js', '127.0.0.1')
+        r = got[1] if got else {}
+        report('A3 next build', r)
+        check('A3: the next build, siblings and all, is answered dcz against it (Available-'
+              'Dictionary %s, coding %s, dictionary %s, %s bytes against br\'s %s)'
+              % (r.get('ad'), r.get('coding'), r.get('dictionary'), r.get('bytes'),
+                 first.get('bytes')),
+              r.get('ad') == sf_hash(p1) and r.get('ce') == 'dcz'
+              and r.get('dictionary') == 'hit' and r.get('bytes', '-').isdigit()
+              and int(r['bytes']) * 20 < sib, 'the old version is %s' % sf_hash(p1))
+        check('A3: and it runs: v2 (%s)' % v, v == 'p2')
 
         # ---- B: a dynamic page, a configured dictionary -------------------------------
         m = server.mark()

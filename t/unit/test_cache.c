@@ -231,6 +231,141 @@ START_TEST(trailer_of_an_earlier_release)
 }
 END_TEST
 
+/* Version 3 is this layout: its coded entries are read as they are, its
+ * dictionaries (no record of where they were served) are an earlier
+ * release's. */
+START_TEST(trailer_of_version_3)
+{
+    adf_cache_trailer_t t = trailer(), u;
+    unsigned char buf[ADF_CACHE_TRAILER];
+    apr_uint32_t crc;
+    int i;
+
+    for (t.coding = T_CODING;; t.coding = ADF_IDENTITY) {
+        adf_cache_trailer_format(buf, &t);
+        buf[0] = 3;
+        crc = adf_cache_crc(0, buf, 136);
+        for (i = 0; i < 4; i++) {
+            buf[136 + i] = (unsigned char)(crc >> (8 * i));
+        }
+        ck_assert_int_eq(adf_cache_trailer_parse(buf, 12345 + ADF_CACHE_TRAILER,
+                                                 &u),
+                         t.coding == ADF_IDENTITY ? ADF_CACHE_TRAILER_OLD
+                                                  : ADF_CACHE_TRAILER_OK);
+        if (t.coding == ADF_IDENTITY) {
+            break;
+        }
+        ck_assert_int_eq(u.coding, T_CODING);
+        ck_assert(u.length == 12345);
+    }
+}
+END_TEST
+
+/* A dictionary's record of where it was served: read back from the end
+ * of its payload, whatever precedes it; any damage, truncation or
+ * string too many or too few is no record. */
+START_TEST(origin_round_trip)
+{
+    adf_cache_origin_t o = { "www.example.com:0", "/static/app.3f2a9c1b.js",
+                             "/var/www/static/app.3f2a9c1b.js" }, u;
+    unsigned char rec[ADF_CACHE_ORIGIN_MAX], buf[ADF_CACHE_ORIGIN_MAX + 100];
+    char big[ADF_CACHE_ORIGIN_MAX];
+    apr_size_t n = adf_cache_origin_format(rec, &o), i;
+    int bit;
+
+    ck_assert_uint_eq(n, strlen(o.host) + strlen(o.uri) + strlen(o.path)
+                         + 3 + 8);
+    memset(buf, 'x', 100);
+    memcpy(buf + 100, rec, n);
+    ck_assert_uint_eq(adf_cache_origin_parse(buf, 100 + n, &u), n);
+    ck_assert_str_eq(u.host, o.host);
+    ck_assert_str_eq(u.uri, o.uri);
+    ck_assert_str_eq(u.path, o.path);
+    ck_assert_uint_eq(adf_cache_origin_parse(rec, n, &u), n);
+    ck_assert_uint_eq(adf_cache_origin_parse(buf, 100 + n - 1, &u), 0);
+    ck_assert_uint_eq(adf_cache_origin_parse(rec + 1, n - 1, &u), 0);
+    ck_assert_uint_eq(adf_cache_origin_parse(rec, 7, &u), 0);
+    for (i = 0; i < n; i++) {
+        for (bit = 0; bit < 8; bit++) {
+            memcpy(buf, rec, n);
+            buf[i] ^= (unsigned char)(1 << bit);
+            ck_assert_msg(!adf_cache_origin_parse(buf, n, &u), "byte %u bit %d",
+                          (unsigned)i, bit);
+        }
+    }
+    /* four strings ("abc" cut in two), or two (the URL's end joined to
+     * the path), under a CRC that holds: no record */
+    o.path = "abc";
+    for (bit = 0; bit < 2; bit++) {
+        apr_uint32_t crc;
+
+        n = adf_cache_origin_format(rec, &o);
+        rec[n - 8 - (bit ? 5 : 3)] = bit ? 'x' : '\0';
+        crc = adf_cache_crc(0, rec, n - 8);
+        for (i = 0; i < 4; i++) {
+            rec[n - 4 + i] = (unsigned char)(crc >> (8 * i));
+        }
+        ck_assert_uint_eq(adf_cache_origin_parse(rec, n, &u), 0);
+    }
+    /* too long for a record */
+    memset(big, 'a', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    o.path = big;
+    ck_assert_uint_eq(adf_cache_origin_format(rec, &o), 0);
+}
+END_TEST
+
+/* Read from a dictionary's file: its bytes' length before the record;
+ * a file whose record was cut or damaged, or shorter than its trailer
+ * says, has none. */
+START_TEST(origin_read_from_files)
+{
+    adf_cache_origin_t o = { "a.test:0", "/x/app.js", "/srv/x/app.js" }, u;
+    unsigned char rec[ADF_CACHE_ORIGIN_MAX], buf[ADF_CACHE_ORIGIN_MAX];
+    char path[] = "/tmp/adf-origin-XXXXXX";
+    int fd = mkstemp(path);
+    apr_size_t n = adf_cache_origin_format(rec, &o);
+
+    ck_assert_int_ge(fd, 0);
+    unlink(path);
+    ck_assert_int_eq(write(fd, "abcdef", 6), 6);
+    ck_assert_int_eq(write(fd, rec, n), (int)n);
+    ck_assert_int_eq(adf_cache_origin_read(fd, 6 + n, buf, &u), 6);
+    ck_assert_str_eq(u.uri, "/x/app.js");
+    /* the payload the trailer gives is not what the file holds */
+    ck_assert_int_eq(adf_cache_origin_read(fd, 6 + n - 1, buf, &u), -1);
+    ck_assert_int_eq(adf_cache_origin_read(fd, 6 + n + 1, buf, &u), -1);
+    /* a byte of the record changed */
+    ck_assert_int_eq(pwrite(fd, "Z", 1, 6 + 2), 1);
+    ck_assert_int_eq(adf_cache_origin_read(fd, 6 + n, buf, &u), -1);
+    close(fd);
+}
+END_TEST
+
+/* A dictionary's name: its SHA-256, its host and its path pattern, each
+ * of them; a version's key: its entry, host and directory, never 0. */
+START_TEST(dictionary_scopes)
+{
+    unsigned char sha[ADF_DIGEST_LEN] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    apr_uint64_t h = adf_cache_dict_hash(sha, "a.test:0", "/x/app-*.js");
+
+    ck_assert(h == adf_cache_dict_hash(sha, "a.test:0", "/x/app-*.js"));
+    ck_assert(h != adf_cache_dict_hash(sha, "b.test:0", "/x/app-*.js"));
+    ck_assert(h != adf_cache_dict_hash(sha, "a.test:0", "/y/app-*.js"));
+    ck_assert(adf_cache_dict_hash(sha, "ab", "c")
+              != adf_cache_dict_hash(sha, "a", "bc"));
+    sha[3] ^= 1;
+    ck_assert(h != adf_cache_dict_hash(sha, "a.test:0", "/x/app-*.js"));
+
+    h = adf_cache_version_key(42, "a.test:0", 0);
+    ck_assert(h != 0);
+    ck_assert(h == adf_cache_version_key(42, "a.test:0", 0));
+    ck_assert(h != adf_cache_version_key(43, "a.test:0", 0));
+    ck_assert(h != adf_cache_version_key(42, "b.test:0", 0));
+    ck_assert(h != adf_cache_version_key(42, "a.test:0", 1));
+}
+END_TEST
+
 /* Read from a file: short files, and files of exactly a trailer. */
 START_TEST(trailer_read_from_files)
 {
@@ -478,6 +613,10 @@ int main(void)
     adf_test(s, trailer_round_trip);
     adf_test(s, trailer_rejects_damage);
     adf_test(s, trailer_of_an_earlier_release);
+    adf_test(s, trailer_of_version_3);
+    adf_test(s, origin_round_trip);
+    adf_test(s, origin_read_from_files);
+    adf_test(s, dictionary_scopes);
     adf_test(s, trailer_read_from_files);
     adf_test(s, trailer_names_its_source);
     adf_test(s, index_arithmetic);

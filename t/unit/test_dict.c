@@ -120,16 +120,24 @@ START_TEST(match_patterns)
         /* versions: semver, a v, builds and dates */
         { "/lib/react-dom-18.3.1.min.js", "/lib/react-dom-*.min.js" },
         { "/lib/jquery-3.7.1.min.js", "/lib/jquery-*.min.js" },
-        { "/npm/react-dom@18.3.1/umd/react-dom.production.min.js",
-          "/npm/react-dom@*/umd/react-dom.production.min.js" },
-        { "/app/1.2.3/main.js", "/app/*/main.js" },
-        { "/api/v2/schema.json", "/api/*/schema.json" },
         { "/app.1699999999.js", "/app.*.js" },
         { "/lib/vue-3.4.0-beta.2.js", "/lib/vue-*-beta.*.js" },
         /* words are no hashes: Capitalised, short, plain hex-free */
         { "/js/Homepage.js", "/js/Homepage.js" },
         { "/js/decade.js", "/js/decade.js" },
         { "/js/settings-panel.js", "/js/settings-panel.js" },
+        /* directories are never wildcards, versions or not: they tell
+         * sites, users and owners apart */
+        { "/npm/react-dom@18.3.1/umd/react-dom.production.min.js",
+          "/npm/react-dom@18.3.1/umd/react-dom.production.min.js" },
+        { "/app/1.2.3/main.js", "/app/1.2.3/main.js" },
+        { "/api/v2/schema.json", "/api/v2/schema.json" },
+        { "/users/1001/settings.json", "/users/1001/settings.json" },
+        { "/srv/sites/1001/htdocs/app.js", "/srv/sites/1001/htdocs/app.js" },
+        { "/home/u1001/public_html/app.3f2a9c1b.js",
+          "/home/u1001/public_html/app.*.js" },
+        { "/v2/lib-1.2.3/x-4.5.js", "/v2/lib-1.2.3/x-*.js" },
+        { "app.3f2a9c1b.js", "app.*.js" },
         /* URL Pattern syntax in a name is escaped */
         { "/a+b/c(1).js", "/a\\+b/c\\(1\\).js" },
         { "/x:y/%7Bz%7D.js", "/x\\:y/%7Bz%7D.js" },
@@ -157,7 +165,10 @@ START_TEST(patterns_match_their_versions)
           "/static/app.3f2a9c1b.css" },
         { "/lib/react-dom-18.3.1.min.js", "/lib/react-dom-19.0.0.min.js",
           "/lib/react-18.3.1.min.js" },
-        { "/app/1.2.3/main.js", "/app/1.3.0/main.js", "/app/1.2.3/other.js" },
+        /* a version in a directory: that directory's file only */
+        { "/app/1.2.3/main.js", "/app/1.2.3/main.js", "/app/1.3.0/main.js" },
+        { "/users/1001/app-3f2a9c1b.js", "/users/1001/app-9c1b3f2a.js",
+          "/users/1002/app-3f2a9c1b.js" },
         { "/a+b/c(1).js", "/a+b/c(1).js", "/aab/c1.js" },
     };
     size_t i;

@@ -1,0 +1,202 @@
+# A dictionary is used only for a client that may read what it stands
+# for: a version the cache kept (AdaptiveDeflateDictionaryVersions) only
+# for a request whose client could fetch the file it was kept from, and
+# a configured one (AdaptiveDeflateDictionary) only where its URL may be
+# fetched.  Otherwise naming a dictionary's SHA-256 would tell whether a
+# guess about a file one may not read is exactly right: the answer must
+# be the same for a right guess and a wrong one.  Four layouts: files
+# of one directory under a <Files> rule, or under a rule on the URL in
+# one section, two tenants' virtual hosts of one layout, per-user
+# directories of several owners.
+# Configuration: t/conf/features/dictaccess.conf.in.
+use strict;
+use warnings FATAL => 'all';
+use lib 't/lib';
+use Apache::Test;
+use Apache::TestRequest ();
+use Apache::TestUtil;
+use File::Path ();
+use MIME::Base64 qw(encode_base64);
+use ADFTest;
+
+plan tests => 31;
+
+my $z = built('zstd');
+my $root = docroot();
+my $ae = 'gzip, deflate, br, zstd, dcz';
+idle();
+
+my $pw = serverroot() . '/logs/dictaccess.htpasswd';
+unlink $pw;
+for my $u (qw(alice u1001 u1002 u1003)) {
+    system('htpasswd', -e $pw ? '-bm' : '-cbm', $pw, $u, "pw-$u") == 0
+        or die 'htpasswd';
+}
+chmod 0644, $pw;
+sub auth { ('Authorization' => 'Basic ' . encode_base64("$_[0]:pw-$_[0]", '')) }
+
+# Text of $n lines of words in a pseudo-random order from $seed: a few
+# kilobytes that brotli makes about a fifth of.
+sub text {
+    my ($seed, $n) = @_;
+    my @w = qw(revenue quarter margin forecast region total budget cost
+               growth target account invoice balance payroll audit);
+    return join '', map {
+        join(' ', map { $seed = ($seed * 1103515245 + 12345) % 2147483648;
+                        $w[($seed >> 16) % @w] } 1 .. 12) . "\n"
+    } 1 .. $n;
+}
+
+# $data at $file, dated in the past, put in place by a rename (a deploy).
+sub deploy {
+    my ($file, $data) = @_;
+    (my $dir = $file) =~ s{/[^/]+$}{};
+    File::Path::make_path($dir);
+    chmod 0755, $dir;
+    spew("$file.tmp", $data);
+    chmod 0644, "$file.tmp";
+    utime time - 100, time - 100, "$file.tmp";
+    rename "$file.tmp", $file or die "rename $file: $!";
+}
+
+# Ask for $path (with @hdrs) until its response says its version is kept
+# as a dictionary (Use-As-Dictionary): whether it did within 60 s.  Once
+# a second, as wait_hit asks: faster, prefork's children (40 connections
+# each) would end so often that the worker, in one of them, stayed away.
+sub kept_for {
+    my ($path, @hdrs) = @_;
+    return wait_for(sub {
+        (fetch($path, 'Accept-Encoding' => $ae, @hdrs)
+             ->header('Use-As-Dictionary') // '') ne '';
+    }, 60, 1);
+}
+
+# What a response tells its reader: status, coding, length, tag.
+sub seen {
+    my ($r) = @_;
+    return join ' ', $r->code, $r->header('Content-Encoding') // '-',
+                     length($r->content), $r->header('ETag') // '-';
+}
+
+# The answers for $path naming $right (the exact bytes of a file the
+# client may not read) and a wrong guess: neither is dcz, and they are
+# the same (GET and HEAD).
+sub same_for_any_guess {
+    my ($what, $path, $right, @hdrs) = @_;
+    my @ad = map { ('Available-Dictionary' => available_dictionary($_)) }
+             $right, $right . "\n";
+    my $r = fetch($path, 'Accept-Encoding' => $ae, @ad[0, 1], @hdrs);
+    my $w = fetch($path, 'Accept-Encoding' => $ae, @ad[2, 3], @hdrs);
+    ok t_cmp(($r->header('Content-Encoding') // '-') ne 'dcz' ? 1 : 0, 1,
+             "$what: the exact bytes named: not dcz");
+    ok t_cmp(seen($r), seen($w), "$what: ... the same answer as a wrong guess");
+    my $rh = head($path, 'Accept-Encoding' => $ae, @ad[0, 1], @hdrs);
+    my $wh = head($path, 'Accept-Encoding' => $ae, @ad[2, 3], @hdrs);
+    ok t_cmp(seen($rh), seen($wh), "$what: ... HEAD too");
+}
+
+# A response decoded as its coding says (dcz against $dict): it must be
+# dcz (where the build has zstd) and decode to $want.
+sub answered_against {
+    my ($what, $r, $dict, $want) = @_;
+    my $ce = $r->header('Content-Encoding') // '-';
+    my $body = $z ? undcz($r->content, $dict) : decode_body($r);
+    ok t_cmp(join(' ', $ce, ($body // '') eq $want ? 'decodes'
+                                                   : 'does not decode'),
+             ($z ? 'dcz' : $ce) . ' decodes', $what);
+}
+
+# $hers (alice's only) and $theirs (anyone's), files of one pattern in
+# the directory of URL $url: alice's version, once kept, must not answer
+# an anonymous request for the other naming its hash.  Their bytes.
+sub alices_beside_anyones {
+    my ($why, $url, $hers, $theirs) = @_;
+    my %data = map { $_ => text(unpack('%32C*', $_), 300) } $hers, $theirs;
+    deploy("$root$url/$_", $data{$_}) for $hers, $theirs;
+    ok t_cmp(fetch("$url/$hers")->code, 401, "$hers is for alice only, $why");
+    ok t_cmp(kept_for("$url/$hers", auth('alice')) ? 1 : 0, $z ? 1 : 0,
+             '... alice got it, and it is kept as a dictionary');
+    same_for_any_guess("an anonymous request for $theirs", "$url/$theirs",
+                       $data{$hers});
+    return @data{$hers, $theirs};
+}
+
+# ---- one directory, a <Files> rule ---------------------------------------------
+my ($secret, $public) = alices_beside_anyones('by a <Files> rule',
+    '/dictaccess/reports', 'report-2025.txt', 'report-2024.txt');
+# alice may read it: she is answered against it
+answered_against('... while alice, who may read it, gets dcz against it',
+                 fetch('/dictaccess/reports/report-2024.txt',
+                       'Accept-Encoding' => $ae,
+                       'Available-Dictionary' => available_dictionary($secret),
+                       auth('alice')),
+                 $secret, $public);
+
+# ---- one section, a rule on the URL ----------------------------------------------
+# A Require expr on the URL, in the section that lets anyone read the
+# other: one merged configuration for both, which httpd does not check
+# again for a subrequest of its own.
+alices_beside_anyones('by a rule on its URL', '/dictaccess/expr',
+                      'doc-1002.txt', 'doc-1001.txt');
+
+# ---- two tenants, one layout -------------------------------------------------------
+# tenants/1001 is alice's site, tenants/1002 anyone's; each has /app.js.
+my $app1 = text(1001, 300);
+my $app2 = text(1002, 300);
+deploy("$root/tenants/1001/htdocs/app.js", $app1);
+deploy("$root/tenants/1002/htdocs/app.js", $app2);
+Apache::TestRequest::module('adf_tenant1001');
+ok t_cmp(kept_for('/app.js', auth('alice')) ? 1 : 0, $z ? 1 : 0,
+         "tenant 1001's app.js, alice's, is kept");
+Apache::TestRequest::module('adf_tenant1002');
+same_for_any_guess("tenant 1002's app.js naming 1001's", '/app.js', $app1);
+same_for_any_guess("... and asked by alice", '/app.js', $app1, auth('alice'));
+
+# ---- a configured dictionary behind authentication ----------------------------
+# In tenant 1001's host, /dictionaries/site.dict is alice's; /dyn/ anyone's.
+Apache::TestRequest::module('adf_tenant1001');
+my $dict = slurp("$root/dict/site.dict");
+my $page = slurp("$root/index.html") x 4;
+deploy("$root/tenants/1001/htdocs/dyn/page.html", $page);
+ok t_cmp(fetch('/dictionaries/site.dict')->code, $z ? 401 : 404,
+         'a configured dictionary for alice only');
+my $r = fetch('/dyn/page.html', 'Accept-Encoding' => $ae);
+ok t_cmp($r->header('Link') // '-', '-',
+         '... is not linked for a client who may not fetch it');
+same_for_any_guess('... nor used for one', '/dyn/page.html', $dict);
+$r = fetch('/dyn/page.html', 'Accept-Encoding' => $ae, auth('alice'));
+ok t_cmp($r->header('Link') // '-',
+         $z ? '</dictionaries/site.dict>; rel="compression-dictionary"' : '-',
+         '... while alice is told of it');
+answered_against('... and answered against it',
+                 fetch('/dyn/page.html', 'Accept-Encoding' => $ae,
+                       'Available-Dictionary' => available_dictionary($dict),
+                       auth('alice')),
+                 $dict, $page);
+
+# ---- per-user directories -----------------------------------------------------------
+# users/N/settings.json is user uN's alone.
+Apache::TestRequest::module('default');
+my %set = map { $_ => text($_, 200) } 1001 .. 1003;
+deploy("$root/dictaccess/users/$_/settings.json", $set{$_}) for 1001 .. 1003;
+ok t_cmp(kept_for('/dictaccess/users/1001/settings.json', auth('u1001')) ? 1 : 0,
+         $z ? 1 : 0, "u1001's settings are kept");
+same_for_any_guess("u1002's own settings naming u1001's",
+                   '/dictaccess/users/1002/settings.json', $set{1001},
+                   auth('u1002'));
+# u1001's next version goes out against the one u1001 holds
+(my $next = $set{1001}) =~ s/^(\w+)/updated/mg;
+deploy("$root/dictaccess/users/1001/settings.json", $next);
+$r = fetch('/dictaccess/users/1001/settings.json', 'Accept-Encoding' => $ae,
+           'Available-Dictionary' => available_dictionary($set{1001}),
+           auth('u1001'));
+answered_against("... and u1001's next version goes out against it", $r,
+                 $set{1001}, $next);
+# Its revalidation is checked once: the subrequest that asks whether
+# u1001 may read the version is no request that names a dictionary.
+my $recursed = log_count(qr/AH00125/);
+$r = fetch('/dictaccess/users/1001/settings.json', 'Accept-Encoding' => $ae,
+           'Available-Dictionary' => available_dictionary($set{1001}),
+           'If-None-Match' => $r->header('ETag') // '"none"', auth('u1001'));
+ok t_cmp(join(' ', $r->code, log_count(qr/AH00125/) - $recursed),
+         ($z ? 304 : $r->code) . ' 0', '... and revalidates, checked once');
