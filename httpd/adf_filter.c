@@ -749,12 +749,21 @@ static int as_is(const adf_resp_fields_t *h, adf_reason_e *why)
 }
 
 /* Vary: Accept-Encoding, and Available-Dictionary where a dictionary
- * could change the answer.  h: the response's fields as read. */
+ * could change the answer, and the fields the dictionary's rule read.
+ * h: the response's fields as read. */
 static void vary(request_rec *r, const adf_resp_fields_t *h)
 {
+    const adf_req_t *st;
+
     adf_merge_vary(r, h);
     if (adf_dict_could(r)) {
         adf_vary_add(r, "Available-Dictionary");
+        /* a cache that stored the dictionary's answer must not give it
+         * to a request the fetch rule refuses (adf_dict_fetch_allows) */
+        if ((st = adf_req_peek(r)) && st->fetch_read) {
+            adf_vary_add(r, "Sec-Fetch-Site");
+            adf_vary_add(r, "Sec-Fetch-Mode");
+        }
     }
 }
 
