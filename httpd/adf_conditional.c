@@ -29,18 +29,26 @@ static void __attribute__((noinline)) for_handler(request_rec *r,
     const adf_dict_t *dict;
     adf_tag_now_t now;
     adf_accept_t acc;
-    int i;
+    int i, looked = 0;
 
     adf_accept_parse(apr_table_get(r->headers_in, "Accept-Encoding"), &acc);
-    dict = dict_of ? dict_of(r, &acc) : NULL;
     memset(&now, 0, sizeof(now));
     now.accept = &acc;
-    now.dict = dict ? dict->hash : NULL;
     for (i = 0; i < 2; i++) {
         const char *v = apr_table_get(r->headers_in, conditionals[i]);
-        const char *shown = v ? adf_tag_for_handler(r->pool, v, &now, i == 1)
-                              : NULL;
+        const char *shown;
 
+        /* no tag of ours, and identity taken: as sent (most are) */
+        if (!v || (!strstr(v, "-ad-")
+                   && adf_accept_q(&acc, ADF_IDENTITY) > 0)) {
+            continue;
+        }
+        if (!looked) {
+            dict = dict_of ? dict_of(r, &acc) : NULL;
+            now.dict = dict ? dict->hash : NULL;
+            looked = 1;
+        }
+        shown = adf_tag_for_handler(r->pool, v, &now, i == 1);
         if (shown != v) {
             if (i == 0) {
                 keep_held(r, v);

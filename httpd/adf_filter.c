@@ -709,16 +709,16 @@ static void not_modified_tag(request_rec *r, const adf_tag_now_t *now,
 /* A 200 the client's held tag answers (adf_cond_not_modified: a handler
  * that does not compare tags, or a negotiated one that compares them
  * with its unclosed own): a 304 with that tag, the body dropped (the
- * header filter drops what follows).  Returns whether it did. */
-static int answer_not_modified(request_rec *r, apr_bucket_brigade *bb,
-                               const adf_tag_now_t *now)
+ * header filter drops what follows). */
+static void answer_not_modified(request_rec *r, apr_bucket_brigade *bb,
+                                const adf_tag_now_t *now)
 {
     const char *held = adf_cond_held(r), *tag;
     apr_bucket *e, *next;
 
     if (r->status != HTTP_OK || r->method_number != M_GET || !held
         || !adf_cond_not_modified(r, now, adf_etag_of(r), &tag) || !tag) {
-        return 0;
+        return;
     }
     r->status = HTTP_NOT_MODIFIED;
     r->status_line = NULL;
@@ -729,7 +729,6 @@ static int answer_not_modified(request_rec *r, apr_bucket_brigade *bb,
             apr_bucket_delete(e);
         }
     }
-    return 1;
 }
 
 /* Do the response's own headers, set after the swap looked (mod_headers),
