@@ -23,24 +23,41 @@ static int is_hex(const char *s, apr_size_t n)
     return 1;
 }
 
-/* Does [s, s + len) end with what, followed by hex digits (hex: how many;
- * 0: none)?  Returns the length of what and the digits, or 0. */
-static apr_size_t ends_with(const char *s, apr_size_t len, const char *what,
-                            apr_size_t hex)
-{
-    apr_size_t wl = strlen(what), n = wl + hex;
+/* The forms of our suffixes after a coding's own ("-ad-gzip"): what
+ * follows it, and how many hex digits of a digest end it. */
+static const struct {
+    adf_tag_kind_e kind;
+    const char *mark;
+    apr_size_t hex;
+} forms[] = {
+    { ADF_TAG_FLY, "", 0 },
+    { ADF_TAG_SIBLING, ADF_ETAG_SIBLING, ADF_ETAG_HEX },
+    { ADF_TAG_CACHE, ADF_ETAG_CACHE, ADF_ETAG_HEX },
+    { ADF_TAG_DICT, "-", ADF_ETAG_HEX },    /* a coding that needs_dict */
+};
+#define NFORMS (sizeof(forms) / sizeof(forms[0]))
 
-    if (len <= n || memcmp(s + len - n, what, wl)
-        || !is_hex(s + len - hex, hex)) {
+/* The length of the suffix coding cs in form f would end [o, o + len)
+ * with, or 0 where it does not. */
+static apr_size_t suffix_len(const char *o, apr_size_t len, const char *cs,
+                             unsigned f)
+{
+    apr_size_t cl = strlen(cs), ml = strlen(forms[f].mark);
+    apr_size_t n = cl + ml + forms[f].hex;
+
+    if (len <= n || memcmp(o + len - n, cs, cl)
+        || memcmp(o + len - n + cl, forms[f].mark, ml)
+        || !is_hex(o + len - forms[f].hex, forms[f].hex)) {
         return 0;
     }
     return n;
 }
 
-/* Which of our suffixes, if any, ends the opaque tag of t. */
+/* Which of our suffixes, if any, ends the opaque tag of t (olen bytes). */
 static void classify(adf_tag_t *t, apr_size_t olen)
 {
     int c;
+    unsigned f;
 
     t->kind = ADF_TAG_PLAIN;
     t->coding = ADF_IDENTITY;
@@ -48,41 +65,18 @@ static void classify(adf_tag_t *t, apr_size_t olen)
     t->hex = NULL;
     for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
         const adf_coding_t *d = adf_coding((adf_coding_e)c);
-        char what[64];
-        apr_size_t n;
-        adf_tag_kind_e kind;
 
-        if (!d || strlen(d->etag_suffix) + sizeof(ADF_ETAG_CACHE)
-                  > sizeof(what)) {
-            continue;
-        }
-        strcpy(what, d->etag_suffix);
-        if (d->needs_dict) {
-            strcat(what, "-");
-            n = ends_with(t->opaque, olen, what, ADF_ETAG_HEX);
-            kind = ADF_TAG_DICT;
-        }
-        else if ((n = ends_with(t->opaque, olen, what, 0))) {
-            kind = ADF_TAG_FLY;
-        }
-        else {
-            strcat(what, ADF_ETAG_SIBLING);
-            if ((n = ends_with(t->opaque, olen, what, ADF_ETAG_HEX))) {
-                kind = ADF_TAG_SIBLING;
+        for (f = 0; d && f < NFORMS; f++) {
+            apr_size_t n;
+
+            if ((forms[f].kind == ADF_TAG_DICT) != (d->needs_dict != 0)
+                || !(n = suffix_len(t->opaque, olen, d->etag_suffix, f))) {
+                continue;
             }
-            else {
-                strcpy(what, d->etag_suffix);
-                strcat(what, ADF_ETAG_CACHE);
-                n = ends_with(t->opaque, olen, what, ADF_ETAG_HEX);
-                kind = ADF_TAG_CACHE;
-            }
-        }
-        if (n) {
-            t->kind = kind;
+            t->kind = forms[f].kind;
             t->coding = (adf_coding_e)c;
             t->base_len = olen - n;
-            t->hex = kind == ADF_TAG_FLY ? NULL
-                                          : t->opaque + olen - ADF_ETAG_HEX;
+            t->hex = forms[f].hex ? t->opaque + olen - forms[f].hex : NULL;
             return;
         }
     }
