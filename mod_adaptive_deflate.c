@@ -4,6 +4,7 @@
 #include "adf_private.h"
 #include "adf_cache.h"
 #include "adf_codec.h"
+#include "adf_conditional.h"
 #include "adf_config.h"
 #include "adf_counters.h"
 #include "adf_dict.h"
@@ -89,7 +90,7 @@ static int adf_fixups(request_rec *r)
     int rv;
 
     if (adf_conf_enabled(dc) || adf_conf_precompressed(dc)) {
-        adf_strip_conditionals(r, adf_dict_held);
+        adf_cond_for_handler(r, adf_dict_held);
     }
     rv = adf_static_guard(r);
     return rv == DECLINED ? adf_cache_guard(r) : rv;

@@ -189,6 +189,21 @@ apr_off_t adf_conf_min_length(const adf_dir_conf_t *dc)
                                        : default_policy.min_length;
 }
 
+int adf_conf_dcz(const adf_dir_conf_t *dc)
+{
+    int i;
+
+    if (!adf_coding(ADF_DCZ)) {
+        return 0;
+    }
+    for (i = 0; i < dc->nprefs; i++) {
+        if (dc->prefs[i] == ADF_DCZ) {
+            return 1;
+        }
+    }
+    return !dc->nprefs;
+}
+
 void adf_conf_policy(const adf_dir_conf_t *dc, adf_policy_conf_t *pc)
 {
     int i;
@@ -208,8 +223,14 @@ void adf_conf_policy(const adf_dir_conf_t *dc, adf_policy_conf_t *pc)
         pc->ncaps = dc->caps->nelts;
     }
     if (dc->nprefs) {
-        pc->nprefs = dc->nprefs;
-        memcpy(pc->prefs, dc->prefs, sizeof(pc->prefs));
+        /* the list's codings negotiated on their own: one made against a
+         * dictionary goes first where the client holds one (adf_conf_dcz) */
+        pc->nprefs = 0;
+        for (i = 0; i < dc->nprefs; i++) {
+            if (!adf_coding(dc->prefs[i])->needs_dict) {
+                pc->prefs[pc->nprefs++] = dc->prefs[i];
+            }
+        }
         pc->by_value = 0;
     }
     if (adf_conf_length_hiding(dc) > 0) {
@@ -485,7 +506,8 @@ static const char *built_codings(apr_pool_t *p)
         list = apr_pstrcat(p, list, i ? " " : "", adf_coding_name(prefs[i]),
                            NULL);
     }
-    return list;
+    /* and the one made against a dictionary the client holds */
+    return adf_coding(ADF_DCZ) ? apr_pstrcat(p, list, " dcz", NULL) : list;
 }
 
 static const char *set_levels(cmd_parms *cmd, void *cfg, const char *lo,
@@ -580,12 +602,6 @@ static const char *set_encodings(cmd_parms *cmd, void *cfg, int argc,
             return fail(cmd, apr_psprintf(cmd->pool, "unknown coding '%s' "
                                           "(this build has: %s)", argv[i],
                                           built_codings(cmd->pool)));
-        }
-        if (d->needs_dict) {
-            return fail(cmd, apr_psprintf(cmd->pool, "'%s' is not listed: "
-                                          "it goes out where the client "
-                                          "holds a dictionary for the "
-                                          "response", argv[i]));
         }
         for (j = 0; j < i; j++) {
             if (dc->prefs[j] == d->id) {

@@ -131,6 +131,9 @@ int adf_conf_cache(const adf_dir_conf_t *dc);
 int adf_conf_dict_versions(const adf_dir_conf_t *dc);
 /* AdaptiveDeflateMinLength, or its default. */
 apr_off_t adf_conf_min_length(const adf_dir_conf_t *dc);
+/* May dcz go out here (to a client holding a dictionary): built, and
+ * listed where AdaptiveDeflateEncodings is set? */
+int adf_conf_dcz(const adf_dir_conf_t *dc);
 /* Fill a policy configuration from the directory's settings. */
 void adf_conf_policy(const adf_dir_conf_t *dc, adf_policy_conf_t *pc);
 void adf_conf_control(const adf_srv_conf_t *sc, adf_control_conf_t *cc);

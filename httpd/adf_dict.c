@@ -58,6 +58,16 @@ int adf_dict_map_to_storage(request_rec *r)
     return st && st->served_dict ? OK : DECLINED;
 }
 
+/* Will r's response go out whole?  Use-As-Dictionary only then: a part
+ * of it (a 206, which the range filter makes after this module looked)
+ * is no dictionary.  A HEAD carries it, as the same GET would (RFC 9110,
+ * 9.3.2): it has no content to keep, and a cache refreshing a stored GET
+ * with it keeps the field. */
+static int whole(const request_rec *r)
+{
+    return r->status == HTTP_OK && !apr_table_get(r->headers_in, "Range");
+}
+
 int adf_dict_handler(request_rec *r)
 {
     const adf_req_t *st;
@@ -75,7 +85,9 @@ int adf_dict_handler(request_rec *r)
     }
     ap_set_content_type(r, "text/plain");
     apr_table_setn(r->headers_out, "ETag", dc->etag);
-    apr_table_setn(r->headers_out, "Use-As-Dictionary", dc->use_as);
+    if (whole(r)) {
+        apr_table_setn(r->headers_out, "Use-As-Dictionary", dc->use_as);
+    }
     apr_table_setn(r->headers_out, "Cache-Control", dc->cache_control);
     if ((rv = ap_meets_conditions(r)) != OK) {
         return rv;
@@ -147,6 +159,9 @@ int adf_dict_could(const request_rec *r)
     a = dicts_of(r->server);
     dc = ap_get_module_config(r->per_dir_config, &adaptive_deflate_module);
     path = sent_path(r);
+    if (!adf_conf_dcz(dc)) {
+        return 0;
+    }
     if (versions_here(r, dc)) {
         return 1;
     }
@@ -191,7 +206,7 @@ static const adf_dict_t *lookup(request_rec *r, const adf_accept_t *acc,
     adf_req_t *st;
 
     *named = 0;
-    if ((!a && !versions) || !path || !adf_coding(ADF_DCZ)
+    if ((!a && !versions) || !path || !adf_conf_dcz(dc)
         || adf_accept_q(acc, ADF_DCZ) <= 0
         || !(field = apr_table_get(r->headers_in, "Available-Dictionary"))) {
         return NULL;
@@ -201,6 +216,8 @@ static const adf_dict_t *lookup(request_rec *r, const adf_accept_t *acc,
         return NULL;
     }
     *named = 1;
+    /* the answer now depends on them: they go in Vary */
+    adf_req(r)->fetch_read = 1;
     if (!adf_dict_fetch_allows(apr_table_get(r->headers_in, "Sec-Fetch-Mode"),
                                apr_table_get(r->headers_in,
                                              "Sec-Fetch-Site"))) {
@@ -263,8 +280,7 @@ void adf_dict_advertise(request_rec *r)
 {
     const char *match, *quoted;
 
-    if (r->status != HTTP_OK
-        || !(match = adf_dict_match(r->pool, sent_path(r)))
+    if (!whole(r) || !(match = adf_dict_match(r->pool, sent_path(r)))
         || !(quoted = adf_sf_quote(r->pool, match))) {
         return;
     }

@@ -36,7 +36,7 @@ const adf_dict_t *adf_dict_for(request_rec *r, const adf_accept_t *acc,
  * version is read and checked only when it could be used. */
 int adf_dict_affordable(request_rec *r, const adf_dir_conf_t *dc);
 
-/* adf_dict_for without *named: an adf_dict_of_fn (adf_headers.h). */
+/* adf_dict_for without *named: an adf_dict_of_fn (adf_conditional.h). */
 const adf_dict_t *adf_dict_held(request_rec *r, const adf_accept_t *acc);
 
 /* Could a response at r's path go out compressed against a dictionary

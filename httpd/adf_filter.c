@@ -13,6 +13,7 @@
 #include "adf_filter.h"
 #include "adf_cache.h"
 #include "adf_codec.h"
+#include "adf_conditional.h"
 #include "adf_dict.h"
 #include "adf_headers.h"
 #include "adf_rand.h"
@@ -162,7 +163,7 @@ void adf_insert_filter(request_rec *r)
             /* ADAPTIVE_DEFLATE set by hand (SetOutputFilter,
              * AddOutputFilter) where the fixup did not look: its ETags
              * revalidate too. */
-            adf_strip_conditionals(r, adf_dict_held);
+            adf_cond_for_handler(r, adf_dict_held);
         }
     }
     else if (adf_conf_precompressed(dc)) {
@@ -425,14 +426,13 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
                                      const adf_dir_conf_t *dc,
                                      adf_load_view_t *load, int *slow,
                                      apr_off_t *len, adf_resp_fields_t *h,
-                                     adf_decision_t *d)
+                                     adf_accept_t *acc, adf_decision_t *d)
 {
     adf_policy_conf_t pc;
     adf_policy_in_t in;
-    adf_accept_t acc;
     int not_modified = r->status == HTTP_NOT_MODIFIED, none;
 
-    adf_request_facts(r, dc, &acc, &in, h);
+    adf_request_facts(r, dc, acc, &in, h);
     *slow = -1;
     *len = -1;
     if (!in.status_ok || !in.type_ok) {
@@ -441,7 +441,7 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
         return NULL;
     }
     in.length = *len = body_length(r, bb, h->length);
-    none = adf_accept_none(&acc);
+    none = adf_accept_none(acc);
     if (none && !adf_config_dicts_used()) {
         /* Identity whatever the load and the rungs: only the length and
          * the request's own facts can give another reason. */
@@ -449,7 +449,7 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
         return NULL;
     }
     adf_conf_policy(dc, &pc);
-    if (prefer_dict(r, dc, &acc, &pc)) {
+    if (prefer_dict(r, dc, acc, &pc)) {
         /* a dictionary the client holds: its coding first */
     }
     else if (none) {
@@ -498,17 +498,21 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
     return load;
 }
 
+/* The dictionary the client holds that the server would code r's
+ * response against (adf_dict_for found it), or NULL. */
+static const unsigned char *dict_hash(const request_rec *r)
+{
+    const adf_req_t *st = adf_req_peek(r);
+
+    return st && st->dict ? st->dict->hash : NULL;
+}
+
 /* The ETag suffix of coding c on the fly: a coding made against a
  * dictionary names it, so that clients holding different ones never
  * share a tag. */
 static const char *etag_suffix(request_rec *r, adf_coding_e c)
 {
-    const adf_coding_t *d = adf_coding(c);
-    const adf_req_t *st = adf_req_peek(r);
-
-    return d->needs_dict && st && st->dict
-           ? adf_dict_etag_suffix(r->pool, d, st->dict->hash)
-           : d->etag_suffix;
+    return adf_fly_etag_suffix(r->pool, c, dict_hash(r));
 }
 
 /* Headers of the compressed representation. */
@@ -522,10 +526,10 @@ static void set_headers(request_rec *r, ap_filter_t *f, adf_coding_e c)
     apr_table_unset(r->err_headers_out, "Content-Encoding");
     apr_table_setn(r->headers_out, "Content-Encoding", adf_coding_name(c));
     r->content_encoding = NULL;
-    adf_etag_append(r, etag_suffix(r, c));
     /* The compressed bytes differ from run to run (the level follows the
-     * load), so ranges over them would not be stable: send the full body
-     * and do not offer ranges. */
+     * load): their tag is weak (RFC 9110, 8.8.1), and ranges over them
+     * would not be stable: send the full body and do not offer ranges. */
+    adf_etag_append(r, etag_suffix(r, c), 1);
     apr_table_unset(r->headers_out, "Accept-Ranges");
     for (n = f->next; n; n = n->next) {
         if (!strcasecmp(n->frec->name, "BYTERANGE")) {
@@ -662,15 +666,68 @@ static apr_status_t step_aside(ap_filter_t *f, apr_bucket_brigade *bb)
     return ap_pass_brigade(f->next, bb);
 }
 
-/* Every coding of F has F's Last-Modified: an If-Range date cannot tell
- * whose bytes the client holds (F's, or another coding's), so a range
- * asked that way is answered with all of it. */
-static void if_range_by_date(request_rec *r)
+/* A response of several representations, whose tag is now final: a
+ * range of it only for an If-Range that names exactly its bytes (a
+ * strong tag; every coding of F has F's Last-Modified, so a date cannot
+ * say whose bytes the client holds): otherwise all of it, never a part
+ * of one body spliced onto another. */
+static void if_range(request_rec *r)
 {
     const char *ir = apr_table_get(r->headers_in, "If-Range");
 
-    if (ir && *ir != '"' && strncmp(ir, "W/", 2)) {
+    if (ir && !adf_tag_range_ok(ir, adf_etag_of(r), 1)) {
         apr_table_unset(r->headers_in, "Range");
+    }
+}
+
+/* The tag of a 304 for a response of several representations: the
+ * client's own, naming what it keeps (adf_cond_not_modified); for "*"
+ * the tag of what is chosen now (suffix, weak or not).  A 304 the
+ * handler made for a reason of its own (a date, If-Modified-Since alone)
+ * keeps its tag only if the client holds that tag, else goes without
+ * one: it cannot say which representation the client holds, and another
+ * one's tag would relabel the client's copy. */
+static void not_modified_tag(request_rec *r, const adf_tag_now_t *now,
+                             const char *suffix, int weak)
+{
+    const char *etag = adf_etag_of(r), *tag;
+
+    if (adf_cond_not_modified(r, now, etag, &tag)) {
+        if (tag) {
+            adf_etag_set(r, tag);
+        }
+        else if (suffix) {
+            adf_etag_append(r, suffix, weak);
+        }
+    }
+    else if (etag && !adf_cond_holds(r, etag)) {
+        apr_table_unset(r->headers_out, "ETag");
+        apr_table_unset(r->err_headers_out, "ETag");
+    }
+}
+
+/* A 200 the client's held tag answers (adf_cond_not_modified: a handler
+ * that does not compare tags, or a negotiated one that compares them
+ * with its unclosed own): a 304 with that tag, the body dropped (the
+ * header filter drops what follows). */
+static void answer_not_modified(request_rec *r, apr_bucket_brigade *bb,
+                                const adf_tag_now_t *now)
+{
+    const char *held = adf_cond_held(r), *tag;
+    apr_bucket *e, *next;
+
+    if (r->status != HTTP_OK || r->method_number != M_GET || !held
+        || !adf_cond_not_modified(r, now, adf_etag_of(r), &tag) || !tag) {
+        return;
+    }
+    r->status = HTTP_NOT_MODIFIED;
+    r->status_line = NULL;
+    adf_etag_set(r, tag);
+    for (e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb); e = next) {
+        next = APR_BUCKET_NEXT(e);
+        if (!APR_BUCKET_IS_METADATA(e)) {
+            apr_bucket_delete(e);
+        }
     }
 }
 
@@ -691,12 +748,21 @@ static int as_is(const adf_resp_fields_t *h, adf_reason_e *why)
 }
 
 /* Vary: Accept-Encoding, and Available-Dictionary where a dictionary
- * could change the answer.  h: the response's fields as read. */
+ * could change the answer, and the fields the dictionary's rule read.
+ * h: the response's fields as read. */
 static void vary(request_rec *r, const adf_resp_fields_t *h)
 {
+    const adf_req_t *st;
+
     adf_merge_vary(r, h);
     if (adf_dict_could(r)) {
         adf_vary_add(r, "Available-Dictionary");
+        /* a cache that stored the dictionary's answer must not give it
+         * to a request the fetch rule refuses (adf_dict_fetch_allows) */
+        if ((st = adf_req_peek(r)) && st->fetch_read) {
+            adf_vary_add(r, "Sec-Fetch-Site");
+            adf_vary_add(r, "Sec-Fetch-Mode");
+        }
     }
 }
 
@@ -722,11 +788,26 @@ static apr_status_t send_stored(ap_filter_t *f, apr_bucket_brigade *bb,
     d.coding = st->sibling;
     d.reason = st->cache_hit ? ADF_R_CACHE_HIT : ADF_R_PRECOMPRESSED;
     d.level = -1;       /* no level of ours: none is counted */
-    adf_etag_append(r, st->etag_suffix);
+    if (r->status == HTTP_NOT_MODIFIED) {
+        adf_tag_now_t now;
+        adf_accept_t acc;
+
+        adf_accept_parse(apr_table_get(r->headers_in, "Accept-Encoding"),
+                         &acc);
+        memset(&now, 0, sizeof(now));
+        now.accept = &acc;
+        now.stored = st->etag_suffix;
+        now.chosen = st->sibling;
+        not_modified_tag(r, &now, st->etag_suffix, 0);
+    }
+    else {
+        /* fixed by their content: a strong tag */
+        adf_etag_append(r, st->etag_suffix, 0);
+    }
     if (st->cache_hit) {
         adf_cache_hit(r, st->cache);
     }
-    if_range_by_date(r);
+    if_range(r);
     note_decision(r, &d, "-");
     return step_aside(f, bb);
 }
@@ -778,6 +859,8 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     adf_load_view_t load;
     const adf_load_view_t *seen;
     adf_resp_fields_t h;
+    adf_accept_t acc;
+    adf_tag_now_t now;
     adf_decision_t d;
     adf_ctx_t *ctx;
     apr_status_t rv;
@@ -815,10 +898,15 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
     }
 
     memset(&d, 0, sizeof(d));
-    seen = decide(r, bb, dc, &load, &slow, &len, &h, &d);
+    seen = decide(r, bb, dc, &load, &slow, &len, &h, &acc, &d);
     if (d.vary) {
         /* h was read: a decision on status or type alone has no Vary */
         vary(r, &h);
+        memset(&now, 0, sizeof(now));
+        now.accept = &acc;
+        now.dict = dict_hash(r);
+        now.chosen = d.coding;
+        answer_not_modified(r, bb, &now);
     }
     if (r->status == HTTP_OK && adf_config_dicts_used()) {
         adf_dict_link(r);
@@ -833,9 +921,15 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         }
     }
     if (d.coding == ADF_IDENTITY || r->status == HTTP_NOT_MODIFIED) {
-        /* Nothing to compress: a 304 names the compressed ETag. */
-        if (d.coding != ADF_IDENTITY) {
-            adf_etag_append(r, etag_suffix(r, d.coding));
+        /* Nothing to compress.  A 304 names what the client keeps; the
+         * identity of a response that varies is ranged only by its own
+         * tag. */
+        if (d.vary && r->status == HTTP_NOT_MODIFIED) {
+            not_modified_tag(r, &now, d.coding ? etag_suffix(r, d.coding)
+                                               : NULL, 1);
+        }
+        else if (d.vary) {
+            if_range(r);
         }
         note_decision(r, &d, load_text(r, seen));
         return step_aside(f, bb);

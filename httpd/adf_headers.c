@@ -116,35 +116,6 @@ const char *adf_declared_encoding(const request_rec *r,
                                               : h->encoding;
 }
 
-/* Is v a tag (W/ and a quoted string)?  Not one (Header set ETag abc)
- * cannot hold a suffix, and left as it is would name the identity
- * response and this one alike. */
-static const char *tag_of(const char *v)
-{
-    const char *q = !strncmp(v, "W/", 2) ? v + 2 : v;
-
-    return *q == '"' ? q : NULL;
-}
-
-/* etag (a tag; q its opening quote) with suffix inside its closing
- * quote: by hand, a formatter costs a thousand instructions. */
-static char *suffixed(apr_pool_t *p, const char *etag, const char *q,
-                      const char *suffix)
-{
-    apr_size_t len = strlen(etag), slen = strlen(suffix);
-    char *out;
-
-    if (etag + len - 1 > q && etag[len - 1] == '"') {
-        len--;
-    }
-    out = apr_palloc(p, len + slen + 2);
-    memcpy(out, etag, len);
-    memcpy(out + len, suffix, slen);
-    out[len + slen] = '"';
-    out[len + slen + 1] = '\0';
-    return out;
-}
-
 static int is_etag(const apr_table_entry_t *e)
 {
     return e->key && (*e->key == 'E' || *e->key == 'e') && e->val
@@ -154,18 +125,19 @@ static int is_etag(const apr_table_entry_t *e)
 /* Each tag among t's ETag lines suffixed where it stands (a get and a set
  * would search the table twice, and the set compares every field's
  * name); a line that is no tag is dropped. */
-static void suffix_in(request_rec *r, apr_table_t *t, const char *suffix)
+static void suffix_in(request_rec *r, apr_table_t *t, const char *suffix,
+                      int weak)
 {
     const apr_array_header_t *a = apr_table_elts(t);
     apr_table_entry_t *e = (apr_table_entry_t *)a->elts;
     apr_array_header_t *tags;
-    const char *q;
+    char *tag;
     int i, other = 0;
 
     for (i = 0; i < a->nelts; i++) {
         if (is_etag(&e[i])) {
-            if ((q = tag_of(e[i].val))) {
-                e[i].val = suffixed(r->pool, e[i].val, q, suffix);
+            if ((tag = adf_etag_suffixed(r->pool, e[i].val, suffix, weak))) {
+                e[i].val = tag;
             }
             else {
                 other = 1;
@@ -177,7 +149,9 @@ static void suffix_in(request_rec *r, apr_table_t *t, const char *suffix)
     }
     tags = apr_array_make(r->pool, 2, sizeof(char *));
     for (i = 0; i < a->nelts; i++) {
-        if (is_etag(&e[i]) && tag_of(e[i].val)) {
+        /* the tags (W/ and a quoted string), suffixed above */
+        if (is_etag(&e[i]) && (*e[i].val == '"'
+                               || !strncmp(e[i].val, "W/\"", 3))) {
             APR_ARRAY_PUSH(tags, char *) = e[i].val;
         }
     }
@@ -189,165 +163,21 @@ static void suffix_in(request_rec *r, apr_table_t *t, const char *suffix)
 
 /* In both tables: a tag can be in either, and in both (Header always set
  * ETag adds an err_headers_out line to httpd's own), and each goes out. */
-void adf_etag_append(request_rec *r, const char *suffix)
+void adf_etag_append(request_rec *r, const char *suffix, int weak)
 {
-    suffix_in(r, r->headers_out, suffix);
-    suffix_in(r, r->err_headers_out, suffix);
+    suffix_in(r, r->headers_out, suffix, weak);
+    suffix_in(r, r->err_headers_out, suffix, weak);
 }
 
-const char *adf_stored_etag_suffix(apr_pool_t *p, adf_coding_e c, int cache,
-                                   const unsigned char *digest)
+const char *adf_etag_of(const request_rec *r)
 {
-    const char *cs = adf_coding(c)->etag_suffix;
-    const char *kind = cache ? ADF_CACHE_ETAG : ADF_SIBLING_ETAG;
-    apr_size_t cl = strlen(cs), kl = strlen(kind);
-    char *out = apr_palloc(p, cl + kl + 2 * 8 + 1);
+    const char *etag = apr_table_get(r->headers_out, "ETag");
 
-    /* by hand, as every stored response names its bytes */
-    memcpy(out, cs, cl);
-    memcpy(out + cl, kind, kl);
-    adf_digest_hex(out + cl + kl, digest, 8);
-    return out;
+    return etag ? etag : apr_table_get(r->err_headers_out, "ETag");
 }
 
-const char *adf_dict_etag_suffix(apr_pool_t *p, const adf_coding_t *d,
-                                 const unsigned char *hash)
+void adf_etag_set(request_rec *r, const char *tag)
 {
-    char hex[2 * 8 + 1];
-
-    adf_digest_hex(hex, hash, 8);
-    return apr_pstrcat(p, d->etag_suffix, "-", hex, NULL);
-}
-
-/* Strip our on-the-fly suffix from the quoted tags of a conditional
- * header, for the codings this client accepts; a coding made against a
- * dictionary only with the dictionary the client holds now (dict). */
-static const char *strip_suffixes(apr_pool_t *p, const char *value,
-                                  const adf_accept_t *acc,
-                                  const adf_dict_t *dict)
-{
-    char *out = apr_palloc(p, strlen(value) + 1), *o = out;
-    const char *s = value;
-    int changed = 0;
-
-    while (*s) {
-        if (*s == '"') {
-            const char *end = strchr(s + 1, '"');
-            apr_size_t len, cut = 0;
-            int c;
-
-            if (!end) {
-                break;
-            }
-            len = end - s - 1;
-            for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS && !cut; c++) {
-                const adf_coding_t *d = adf_coding((adf_coding_e)c);
-                const char *suffix = !d ? NULL
-                                   : !d->needs_dict ? d->etag_suffix
-                                   : dict ? adf_dict_etag_suffix(p, d,
-                                                                 dict->hash)
-                                   : NULL;
-                apr_size_t sl = suffix ? strlen(suffix) : 0;
-
-                if (sl && adf_accept_q(acc, (adf_coding_e)c) > 0 && len > sl
-                    && !memcmp(s + 1 + len - sl, suffix, sl)) {
-                    cut = sl;
-                }
-            }
-            len -= cut;
-            changed |= cut > 0;
-            *o++ = '"';
-            memcpy(o, s + 1, len);
-            o += len;
-            *o++ = '"';
-            s = end + 1;
-        }
-        else {
-            *o++ = *s++;
-        }
-    }
-    if (!changed) {
-        return value;
-    }
-    strcpy(o, s);
-    return out;
-}
-
-/* Does a conditional header's list name a tag ending in suffix?  strong:
- * If-Match's comparison, which no weak tag passes. */
-static int names_stored(const char *value, const char *suffix, int strong)
-{
-    apr_size_t sl = strlen(suffix);
-    const char *s = value;
-
-    while ((s = strchr(s, '"'))) {
-        const char *end = strchr(s + 1, '"');
-        int weak = s - value >= 2 && !strncmp(s - 2, "W/", 2);
-
-        if (!end) {
-            return 0;
-        }
-        if (!(strong && weak) && (apr_size_t)(end - s - 1) > sl
-            && !memcmp(end - sl, suffix, sl)) {
-            return 1;
-        }
-        s = end + 1;
-    }
-    return 0;
-}
-
-/* No tag the handler makes looks like this. */
-#define NO_TAG "\"adaptive-deflate:none\""
-
-void adf_match_stored_conditionals(request_rec *r, const char *suffix)
-{
-    static const char *const hdrs[] = { "If-None-Match", "If-Match" };
-    int i;
-
-    for (i = 0; i < 2; i++) {
-        const char *v = apr_table_get(r->headers_in, hdrs[i]);
-
-        while (v && apr_isspace(*v)) {
-            v++;
-        }
-        if (v && *v != '*') {
-            apr_table_setn(r->headers_in, hdrs[i],
-                           names_stored(v, suffix, i == 1) ? "*" : NO_TAG);
-        }
-    }
-}
-
-/* adf_strip_conditionals' work, apart: most requests carry neither
- * header, and pay only for looking. */
-static void __attribute__((noinline)) strip_ours(request_rec *r,
-                                                 adf_dict_of_fn *dict_of)
-{
-    static const char *const hdrs[] = { "If-None-Match", "If-Match" };
-    const char *ae = NULL;
-    adf_accept_t acc;
-    int i;
-
-    for (i = 0; i < 2; i++) {
-        const char *v = apr_table_get(r->headers_in, hdrs[i]);
-        if (v && strstr(v, "-ad-")) {
-            if (!ae) {
-                /* a tag of ours without Accept-Encoding: left as sent */
-                if (!(ae = apr_table_get(r->headers_in, "Accept-Encoding"))) {
-                    return;
-                }
-                adf_accept_parse(ae, &acc);
-            }
-            apr_table_setn(r->headers_in, hdrs[i],
-                           strip_suffixes(r->pool, v, &acc,
-                                          dict_of ? dict_of(r, &acc) : NULL));
-        }
-    }
-}
-
-void adf_strip_conditionals(request_rec *r, adf_dict_of_fn *dict_of)
-{
-    if (apr_table_get(r->headers_in, "If-None-Match")
-        || apr_table_get(r->headers_in, "If-Match")) {
-        strip_ours(r, dict_of);
-    }
+    apr_table_unset(r->err_headers_out, "ETag");
+    apr_table_setn(r->headers_out, "ETag", tag);
 }

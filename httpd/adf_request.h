@@ -36,6 +36,10 @@ typedef struct {
     int dict_alt_level;
     int version_kept;       /* this version of the file is kept as a
                              * dictionary: say so (Use-As-Dictionary) */
+    int fetch_read;         /* the dictionary's rule read Sec-Fetch-Site
+                             * and Sec-Fetch-Mode: the answer varies */
+    const char *held_tags;  /* the client's If-None-Match as it sent it */
+    int held_kept;          /* ... kept before the header was rewritten */
     /* Not cleared when the state is made (a third of its size, on every
      * response): each is written before it is read. */
     apr_finfo_t plain_finfo;        /* plain's (set with it) */

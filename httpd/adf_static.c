@@ -28,6 +28,7 @@
  */
 #include "adf_static.h"
 #include "adf_cache.h"
+#include "adf_conditional.h"
 #include "adf_dict.h"
 #include "adf_headers.h"
 #include "adf_ident.h"

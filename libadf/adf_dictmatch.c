@@ -154,8 +154,26 @@ int adf_dict_pattern_matches(const char *pattern, const char *path)
     return !*p;
 }
 
+/* Is v one bare sf-token (RFC 8941, 3.3.4), as Sec-Fetch-* values are?
+ * A field sent twice reaches a server as one list ("no-cors, cors"). */
+static int one_token(const char *v)
+{
+    if (!apr_isalpha(*v) && *v != '*') {
+        return 0;
+    }
+    while (*++v) {
+        if (!apr_isalnum(*v) && !strchr("!#$%&'*+-.^_`|~:/", *v)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 int adf_dict_fetch_allows(const char *mode, const char *site)
 {
+    if ((mode && !one_token(mode)) || (site && !one_token(site))) {
+        return 0;   /* repeated, a list, malformed: fail closed */
+    }
     return !(mode && !strcasecmp(mode, "no-cors") && site
              && strcasecmp(site, "same-origin") && strcasecmp(site, "none"));
 }

@@ -48,7 +48,8 @@ int adf_dict_pattern_matches(const char *pattern, const char *path);
 /* May a response to this request be compressed with a dictionary, by the
  * request's Sec-Fetch-Mode and Sec-Fetch-Site (NULL: absent)?  Not for a
  * cross-origin request in no-cors mode (RFC 9842, 8.1: its reader could
- * learn about a dictionary it may not read). */
+ * learn about a dictionary it may not read), nor where either is not one
+ * token (sent twice, "no-cors, cors"): that could hide a no-cors. */
 int adf_dict_fetch_allows(const char *mode, const char *site);
 
 #endif /* ADF_DICTMATCH_H */

@@ -57,6 +57,17 @@ for my $c ([ 'br', 'AdaptiveDeflateBrotliQualities' ],
     }
 }
 
+# dcz (made with zstd against a dictionary the client holds) is listed
+# like any other coding: a list without it produces none.
+if (built('zstd')) {
+    push @good, 'AdaptiveDeflateEncodings gzip dcz', 'AdaptiveDeflateEncodings dcz';
+    push @bad, [ 'AdaptiveDeflateEncodings dcz gzip dcz', "'dcz' is listed twice" ];
+}
+else {
+    push @bad, [ 'AdaptiveDeflateEncodings gzip dcz',
+                 "unknown coding 'dcz' (this build has: gzip" ];
+}
+
 plan tests => 33 + @good + 3 * @bad + 3 * 2 + 1;
 
 idle();

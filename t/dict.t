@@ -20,7 +20,7 @@ use ADFTest;
 # A one-process server (ADF_VALGRIND=1) runs no scratch servers: the
 # fleet's part (4 assertions) is left out of its plan.
 my $one = $ENV{ADF_VALGRIND} ? 1 : 0;
-plan tests => 34 + 23 + ($one ? 0 : 4);
+plan tests => 34 + 13 + 20 + 4 + ($one ? 0 : 4);
 
 my $z = built('zstd');
 my $root = docroot();
@@ -126,6 +126,69 @@ $r = fetch('/dyn/static.html', 'Accept-Encoding' => $ae,
 ok t_cmp(join(' ', $r->code, $r->header('Content-Encoding') // '-'),
          $z ? "200 $usual" : '304 -',
          '... but not for a client that holds another dictionary now');
+
+# ---- what a shared cache must be told --------------------------------------------
+# dcz made on the fly: a weak tag, its bytes follow the level.  A 304
+# repeats the tag the client holds, whatever would go out now.
+my $sha16 = substr(sha256_hex($dict), 0, 16);
+ok t_cmp($etag, $z ? qr{^W/"[^"]*-ad-dcz-$sha16"$} : qr{^W/"[^"]*-ad-},
+         'the dcz tag is weak');
+(my $plain_tag = $etag) =~ s{^(?:W/)?(".*)-ad-[^"]*"$}{$1"};
+$r = fetch('/dyn/static.html', 'Accept-Encoding' => $ae,
+           'Available-Dictionary' => $have, 'If-None-Match' => $plain_tag);
+ok t_cmp(join(' ', $r->code, $r->header('ETag') // 'none'), "304 $plain_tag",
+         'the identity tag from a client holding the dictionary: 304 with it');
+$r = fetch('/dyn/static.html', 'Accept-Encoding' => $ae,
+           'Available-Dictionary' => $have, 'If-None-Match' => $etag);
+ok t_cmp(join(' ', $r->code, $r->header('ETag') // 'none'), "304 $etag",
+         '... the dcz one: 304 with the dcz one');
+# The fetch rule read Sec-Fetch-Site and Sec-Fetch-Mode: Vary names them,
+# on the answers it gave and refused, or a cache would hand the stored
+# dcz body to the cross-site no-cors request it refuses.
+my @cross = ('Sec-Fetch-Site' => 'cross-site', 'Sec-Fetch-Mode' => 'no-cors');
+for my $c ([ 'dcz', [] ], [ 'refused', [ @cross ] ]) {
+    my ($what, $h) = @$c;
+    $r = fetch('/dyn/static.html', 'Accept-Encoding' => $ae,
+               'Available-Dictionary' => $have, @$h);
+    ok t_cmp(join(' ', map { vary_has($r, $_) } qw(Sec-Fetch-Site Sec-Fetch-Mode)),
+             $z ? '1 1' : '0 0', "$what: Vary names Sec-Fetch-Site and -Mode");
+}
+# A client that names no dictionary: the rule read nothing, Vary no more.
+$r = fetch('/dyn/static.html', 'Accept-Encoding' => $ae, @cross);
+ok t_cmp(vary_has($r, 'Sec-Fetch-Mode'), 0, '... not where no dictionary was named');
+# Repeated or contradictory values (a field sent twice reaches httpd as one
+# list) fail closed: no dcz.
+for my $c ([ 'Sec-Fetch-Mode sent twice', [ 'Sec-Fetch-Site' => 'cross-site',
+             'Sec-Fetch-Mode' => 'no-cors', 'Sec-Fetch-Mode' => 'no-cors' ] ],
+           [ '"no-cors, cors" on one line', [ 'Sec-Fetch-Site' => 'cross-site',
+             'Sec-Fetch-Mode' => 'no-cors, cors' ] ],
+           [ 'Sec-Fetch-Site sent twice', [ 'Sec-Fetch-Site' => 'same-origin',
+             'Sec-Fetch-Site' => 'cross-site', 'Sec-Fetch-Mode' => 'no-cors' ] ],
+           [ 'a parameter on Sec-Fetch-Mode', [ 'Sec-Fetch-Site' => 'cross-site',
+             'Sec-Fetch-Mode' => 'no-cors;x=1' ] ]) {
+    my ($what, $h) = @$c;
+    $r = fetch('/dyn/page.cgi?a=2', 'Accept-Encoding' => $ae,
+               'Available-Dictionary' => $have, @$h);
+    ok t_cmp(join(' ', ($r->header('Content-Encoding') // '') eq 'dcz' ? 'dcz' : 'not dcz',
+                  (body_of($r, $dict) // '') eq $page2 ? 'decodes' : 'does not decode'),
+             'not dcz decodes', "$what: fails closed");
+}
+# AdaptiveDeflateEncodings without dcz: none, and no Vary on the dictionary
+File::Path::make_path("$root/dyn/nodcz");
+spew("$root/dyn/nodcz/static.html", $page2);
+($r, $n) = fetch_noted('/dyn/nodcz/static.html', $ae, 'Available-Dictionary' => $have);
+ok t_cmp(join(' ', $r->header('Content-Encoding') // '-',
+              vary_has($r, 'Available-Dictionary'),
+              (decode_body($r) // '') eq $page2 ? 'decodes' : 'does not decode'),
+         'gzip 0 decodes', 'AdaptiveDeflateEncodings gzip: gzip, never dcz');
+# Use-As-Dictionary on a whole 200 only: a range of it (a 206, made after
+# the module looked) is no dictionary; a HEAD carries it as its GET does.
+$r = fetch('/dictionaries/site.dict', 'Range' => 'bytes=0-99');
+ok t_cmp(join(' ', $r->code, $r->header('Use-As-Dictionary') // 'none'),
+         $z ? '206 none' : '404 none', 'a range of the dictionary: no Use-As-Dictionary');
+$r = head('/dictionaries/site.dict');
+ok t_cmp($r->header('Use-As-Dictionary') // 'none', $z ? 'match="/dyn/*"' : 'none',
+         "... a HEAD: the GET's fields");
 
 # Where lengths are hidden (BREACH), only a coding that pads goes out.
 File::Path::make_path("$root/dyn/lh");
@@ -233,6 +296,10 @@ ok t_cmp($r->header('Use-As-Dictionary') // '-',
 ok t_cmp(join(' ', vary_has($r, 'Accept-Encoding'),
               vary_has($r, 'Available-Dictionary')), '1 ' . ($z ? 1 : 0),
          '... varying on the dictionary');
+# a range of it is no dictionary: no Use-As-Dictionary on the 206
+($r, $n) = fetch_noted('/cache/dv/app.js', $ae, 'Range' => 'bytes=0-99');
+ok t_cmp(join(' ', $r->code, $r->header('Use-As-Dictionary') // 'none'),
+         '206 none', '... but not on a range of it');
 
 # version 2 replaces it in place: dcz against version 1
 deploy('app.js', $v2);

@@ -110,6 +110,13 @@ adf_idle_t *adf_idle_take(adf_idle_list_t *l, apr_uint32_t key, int any);
 void adf_idle_put(adf_idle_list_t *l, adf_idle_t *e, apr_uint32_t key,
                   apr_size_t bytes);
 
+/* What a backend keeps for the process's life (zstd's prepared
+ * dictionaries) is freed by fn at its end (adf_codec_pool_exit, before the
+ * idle blocks are drained); registered once, at its first use.  At most
+ * ADF_POOL_AT_EXIT functions. */
+#define ADF_POOL_AT_EXIT 4
+void adf_codec_pool_at_exit(void (*fn)(void));
+
 /* An allocator for the libraries that take one (zstd's ZSTD_customMem,
  * brotli's alloc_func and free_func; opaque unused): blocks of
  * ADF_MEM_MAP_MIN bytes or more are mapped outside malloc's arenas, and

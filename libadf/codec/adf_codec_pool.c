@@ -305,13 +305,32 @@ void adf_codec_pool_stats(adf_codec_pool_stats_t *st)
     pthread_mutex_unlock(&lock);
 }
 
+static void (*at_exit[ADF_POOL_AT_EXIT])(void);
+static int nat_exit;
+
+void adf_codec_pool_at_exit(void (*fn)(void))
+{
+    lock_pool();
+    if (nat_exit < ADF_POOL_AT_EXIT) {
+        at_exit[nat_exit++] = fn;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
 int adf_codec_pool_exit(adf_codec_pool_stats_t *st)
 {
+    int i, n;
+
     if (pthread_mutex_trylock(&lock)) {
         return 0;
     }
+    n = nat_exit;
     pthread_mutex_unlock(&lock);
     adf_codec_pool_stats(st);
+    /* outside the lock: what they free may come back to it */
+    for (i = 0; i < n; i++) {
+        at_exit[i]();
+    }
     adf_codec_pool_drain();
     return 1;
 }

@@ -143,8 +143,27 @@ static int ncdicts;
 static apr_size_t cdict_bytes;
 static pthread_mutex_t cdict_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* At the process's end (adf_codec_pool_at_exit): the prepared
+ * dictionaries freed, unless another thread, or the code the exit
+ * interrupted, holds their lock. */
+static void release_prepared(void)
+{
+    int i;
+
+    if (pthread_mutex_trylock(&cdict_lock)) {
+        return;
+    }
+    for (i = 0; i < ncdicts; i++) {
+        ZSTD_freeCDict(cdicts[i].cd);
+    }
+    ncdicts = 0;
+    cdict_bytes = 0;
+    pthread_mutex_unlock(&cdict_lock);
+}
+
 static const ZSTD_CDict *prepared(const adf_dict_t *dict, int level)
 {
+    static int registered;
     ZSTD_CDict *cd = NULL;
     int i;
 
@@ -167,6 +186,10 @@ static const ZSTD_CDict *prepared(const adf_dict_t *dict, int level)
         cdicts[ncdicts].level = level;
         cdicts[ncdicts++].cd = cd;
         cdict_bytes += ZSTD_sizeof_CDict(cd);
+        if (!registered) {
+            adf_codec_pool_at_exit(release_prepared);
+            registered = 1;
+        }
     }
     pthread_mutex_unlock(&cdict_lock);
     return cd;

@@ -234,6 +234,20 @@ START_TEST(fetch_rules)
     ck_assert(!adf_dict_fetch_allows("no-cors", "cross-site"));
     ck_assert(!adf_dict_fetch_allows("no-cors", "same-site"));
     ck_assert(!adf_dict_fetch_allows("No-Cors", "Cross-Site"));
+    /* a field sent twice reaches the server as one list, and a list is
+     * no answer: fail closed, whatever it holds */
+    ck_assert(!adf_dict_fetch_allows("no-cors, no-cors", "cross-site"));
+    ck_assert(!adf_dict_fetch_allows("no-cors, cors", "cross-site"));
+    ck_assert(!adf_dict_fetch_allows("cors, no-cors", "same-origin"));
+    ck_assert(!adf_dict_fetch_allows("cors", "same-origin, cross-site"));
+    ck_assert(!adf_dict_fetch_allows("no-cors,cors", NULL));
+    ck_assert(!adf_dict_fetch_allows(NULL, "same-origin, same-origin"));
+    /* not one bare token: parameters, quotes, nothing at all */
+    ck_assert(!adf_dict_fetch_allows("no-cors;x=1", "cross-site"));
+    ck_assert(!adf_dict_fetch_allows("\"cors\"", "same-origin"));
+    ck_assert(!adf_dict_fetch_allows("", "same-origin"));
+    ck_assert(!adf_dict_fetch_allows("cors", ""));
+    ck_assert(!adf_dict_fetch_allows("cors x", "same-origin"));
 }
 END_TEST
 
