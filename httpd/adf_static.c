@@ -446,12 +446,9 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
     }
     /* A client that holds a dictionary for this response gets it coded
      * against that (on the fly), not stored bytes, while the controller
-     * can afford it. */
+     * can afford it (adf_dict_for prices it). */
     dict = d.coding != ADF_IDENTITY && adf_conf_length_hiding(dc) <= 0
            ? adf_dict_for(r, &acc, NULL) : NULL;
-    if (dict && !adf_dict_affordable(r, dc)) {
-        dict = NULL;
-    }
     adf_req(r)->dict_over_stored = dict != NULL;
     /* Look in the order the client prefers (q-values, then ours) and take
      * the first usable sibling, else cache entry: one stat in the common

@@ -77,17 +77,38 @@ const unsigned char *adf_cache_source(const adf_cache_req_t *cr);
  * queued to be kept (the worker does so at once, whatever the load). */
 int adf_cache_version_kept(request_rec *r, const adf_cache_req_t *cr);
 
+/* A version the cache kept as a dictionary, as a request found it. */
+typedef struct adf_cache_kept_t {
+    int fd;                     /* open (r->pool closes it) */
+    int index;                  /* its cache directory */
+    apr_uint64_t h;             /* its name's hash */
+    apr_uint64_t dev, ino;
+    apr_uint64_t id;            /* a hash of its identity (inode, size,
+                                 * times): changes with its bytes */
+    apr_size_t len;             /* its bytes (before their record) */
+    unsigned char hash[ADF_DICT_HASH_LEN];
+} adf_cache_kept_t;
+
 /* The dictionary whose SHA-256 is hash, from the cache used for r: a
  * version the cache kept, for r's virtual host, of the file at path (on
  * disk) or of a file of the same path pattern (another version of it),
  * that r's client may read where it was served (adf_access_may_read of
  * its record: the URL path it was served at, the file it was kept
- * from); its bytes, read into r->pool and checked against hash, into
- * *out.  1, or 0 when there is none.  A damaged one is removed (and
- * logged once). */
-int adf_cache_dict_load(request_rec *r, const adf_dir_conf_t *dc,
+ * from), asked for every request.  Its bytes are not read (see
+ * adf_cache_dict_read): 1 and *k, or 0 when there is none.  A damaged
+ * one is removed (and logged once). */
+int adf_cache_dict_find(request_rec *r, const adf_dir_conf_t *dc,
                         const unsigned char *hash, const char *path,
-                        adf_dict_t *out);
+                        adf_cache_kept_t *k);
+
+/* k's bytes, read (malloc'ed: the caller frees them, or gives them to
+ * adf_dict_prep_make) and checked against the hash they are named by;
+ * NULL if they cannot be read or are not those (then the file is removed
+ * as damaged).  Also the LRU's record of its use. */
+unsigned char *adf_cache_dict_read(request_rec *r, const adf_cache_kept_t *k);
+
+/* Its use, for the LRU, where its bytes were not read. */
+void adf_cache_dict_touch(request_rec *r, const adf_cache_kept_t *k);
 
 /* The outcome, for the note, the counters and the queue: r was answered
  * from the cache (hit), or not although it could have been: r's file is

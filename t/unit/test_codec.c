@@ -1182,6 +1182,7 @@ static void dict_of(adf_dict_t *dict, const unsigned char *data, size_t len)
 {
     adf_digest_t dg;
 
+    memset(dict, 0, sizeof(*dict));
     dict->data = data;
     dict->len = len;
     ck_assert_int_eq(adf_digest_init(&dg), 0);
