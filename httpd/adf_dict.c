@@ -247,6 +247,38 @@ static apr_status_t let_go(void *data)
     return APR_SUCCESS;
 }
 
+/* The kept files (their identities: adf_cache_kept_t's id) this process
+ * read and found to hold the bytes they are named for.  A prepared
+ * dictionary, or a delta, stands for a kept file only once its bytes
+ * were checked: a file damaged or changed since (its identity moves) is
+ * read again, found damaged and removed, as if nothing stood for it.
+ * Once per file per process, whatever the number of requests. */
+#define CHECKED_SLOTS 256
+static volatile apr_uint64_t checked_ids[CHECKED_SLOTS];
+
+static void vouch(apr_uint64_t id)
+{
+    apr_atomic_set64(&checked_ids[id % CHECKED_SLOTS], id);
+}
+
+/* Were k's bytes checked in this process, or are they now (read and
+ * hashed: a damaged file is removed)? */
+static int checked(request_rec *r, const adf_cache_kept_t *k)
+{
+    unsigned char *buf;
+
+    if (apr_atomic_read64(&checked_ids[k->id % CHECKED_SLOTS]) == k->id) {
+        adf_cache_dict_touch(r, k);
+        return 1;
+    }
+    if (!(buf = adf_cache_dict_read(r, k))) {
+        return 0;
+    }
+    free(buf);
+    vouch(k->id);
+    return 1;
+}
+
 /* d prepared at level (0: any) in this process already, at a level of
  * lo..hi that the budget pays for, held; else NULL. */
 static adf_dict_prep_t *ready(const adf_dict_t *d, int level, int lo, int hi,
@@ -308,23 +340,7 @@ static int take(request_rec *r, const adf_dir_conf_t *dc,
     if (!p) {
         return 0;
     }
-    /* prepared from other bytes than k's file holds now (another file of
-     * the same bytes, or this one before it changed): its bytes are read
-     * and checked once (a damaged file is removed) */
-    if (k && !src.data && !adf_dict_prep_from(p, k->id)) {
-        if (!(src.data = adf_cache_dict_read(r, k))) {
-            adf_dict_prep_put(p);
-            return 0;
-        }
-        free((void *)src.data);
-        adf_dict_prep_add_origin(p, k->id);
-    }
-    else if (k) {
-        if (src.data) {
-            adf_dict_prep_add_origin(p, k->id);     /* read for it */
-        }
-        adf_cache_dict_touch(r, k);
-    }
+
     /* on-the-fly streams' memory, bounded in each process */
     kb = stream_kb(d->len, body, p);
     if (apr_atomic_add32(&streams_kb, kb) + kb
@@ -377,6 +393,28 @@ void adf_dict_post_config(apr_pool_t *pconf, server_rec *s)
     }
 }
 
+/* Is r's file's delta against the kept version k in the cache (made
+ * once for the pair, and kept: adf_cache_delta_lookup)?  Then st says
+ * where, for the swap to serve it as any entry, at a hit's cost, and
+ * nothing is prepared or coded.  If not, it is queued for the worker to
+ * make.  Only before a swap: r's file is the one the client asked for. */
+static int kept_delta(request_rec *r, const adf_dir_conf_t *dc, adf_req_t *st,
+                      const adf_cache_kept_t *k)
+{
+    adf_cache_req_t *cr;
+
+    if (st->sibling || !(cr = adf_cache_for(r, dc))) {
+        return 0;
+    }
+    if (adf_cache_delta_lookup(r, cr, k, &st->delta_path, &st->delta_finfo,
+                               &st->delta_fd, &st->delta_held)) {
+        st->delta = cr;
+        return 1;
+    }
+    adf_cache_delta_queue(r, cr, k);
+    return 0;
+}
+
 static const adf_dict_t *lookup(request_rec *r, const adf_accept_t *acc,
                                 int *named)
 {
@@ -425,7 +463,13 @@ static const adf_dict_t *lookup(request_rec *r, const adf_accept_t *acc,
 
         if (adf_cache_dict_find(r, dc, hash, st->plain ? st->plain
                                                        : r->filename, k)) {
+            if (!checked(r, k)) {
+                return NULL;    /* damaged: removed */
+            }
             st->kept = k;
+            if (kept_delta(r, dc, st, k)) {
+                return NULL;    /* the swap serves it, stored */
+            }
             d.len = k->len;
             memcpy(d.hash, hash, sizeof(hash));
             if (take(r, dc, &d, k, &st->dict_kept)) {

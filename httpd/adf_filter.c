@@ -730,6 +730,9 @@ static apr_status_t send_stored(ap_filter_t *f, apr_bucket_brigade *bb,
     if (st->cache_hit) {
         adf_cache_hit(r, st->cache);
     }
+    if (adf_coding(d.coding)->needs_dict) {
+        adf_note(r, "dictionary", "hit");   /* a delta, kept */
+    }
     if_range_by_date(r);
     note_decision(r, &d, "-");
     return step_aside(f, bb);

@@ -469,10 +469,11 @@ adf_cache_req_t *adf_cache_for(request_rec *r, const adf_dir_conf_t *dc)
  * damaged, only of no use now (it holds another source: two keys, one
  * hash; or it could not be read); *old: an earlier release's entry. */
 static const char *check_entry(const adf_cache_req_t *cr, adf_coding_e c,
-                               int fd, const apr_finfo_t *fi, adf_memo_t *m,
+                               const unsigned char *dict, int fd,
+                               const apr_finfo_t *fi, adf_memo_t *m,
                                int *keep, int *old)
 {
-    unsigned char buf[16384];
+    unsigned char buf[16384], named[ADF_DIGEST_LEN];
     adf_cache_trailer_t tr;
     apr_off_t off;
     apr_uint32_t crc = 0;
@@ -491,6 +492,13 @@ static const char *check_entry(const adf_cache_req_t *cr, adf_coding_e c,
     if (!adf_cache_trailer_matches(&tr, &cr->key, c)) {
         *keep = 1;
         return "holds another file";
+    }
+    if (dict && adf_cache_delta_dict(fd, tr.length, named) != 0) {
+        return "no dcz header at its start (damaged)";
+    }
+    if (dict && memcmp(named, dict, ADF_DIGEST_LEN)) {
+        *keep = 1;      /* another dictionary's, in the same slot */
+        return "made against another dictionary";
     }
     for (off = 0; off < (apr_off_t)tr.length; off += n) {
         apr_off_t left = (apr_off_t)tr.length - off;
@@ -578,9 +586,12 @@ static int __attribute__((noinline)) held_entry(request_rec *r,
     return 1;
 }
 
-int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
-                     const char **path, apr_finfo_t *fi, const int **fdp,
-                     const adf_held_t **heldp)
+/* adf_cache_lookup of the entry named from hash h: cr's file in coding
+ * c, made against dictionary dict (its SHA-256) where c needs one. */
+static int lookup_entry(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
+                        apr_uint64_t h, const unsigned char *dict,
+                        const char **path, apr_finfo_t *fi, const int **fdp,
+                        const adf_held_t **heldp)
 {
     const adf_cache_dir_t *dir = &gen->dir[cr->index];
     char name[ADF_CACHE_NAME_MAX];
@@ -593,7 +604,7 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
 
     *fdp = NULL;
     *heldp = NULL;
-    adf_cache_entry_name(name, cr->hash, c);
+    adf_cache_entry_name(name, h, c);
     if (adf_held_may(r)) {
         key = apr_pstrcat(r->pool, dir->conf->dir, "/", name, NULL);
         switch (held_entry(r, cr, c, name, key, fi, heldp)) {
@@ -621,7 +632,7 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
     adf_ident_of_finfo(&id, fi);
     /* (mnt 0: the directory, open since start-up, cannot be remounted) */
     if (!adf_memo_get(&id, 0, &cr->key, c, &m)) {
-        if ((why = check_entry(cr, c, fd, fi, &m, &keep, &old))) {
+        if ((why = check_entry(cr, c, dict, fd, fi, &m, &keep, &old))) {
             if (!keep && remove_entry(dir, name, (apr_uint64_t)fi->device,
                                       (apr_uint64_t)fi->inode) && !old) {
                 apr_atomic_inc64(&gen->sh->counts[cr->index].corrupt);
@@ -651,6 +662,27 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
     *fdp = held;
     memcpy(cr->digest, m.digest, ADF_DIGEST_LEN);
     memcpy(cr->source, m.source, ADF_DIGEST_LEN);
+    return 1;
+}
+
+int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
+                     const char **path, apr_finfo_t *fi, const int **fdp,
+                     const adf_held_t **heldp)
+{
+    return lookup_entry(r, cr, c, cr->hash, NULL, path, fi, fdp, heldp);
+}
+
+int adf_cache_delta_lookup(request_rec *r, adf_cache_req_t *cr,
+                           const adf_cache_kept_t *k, const char **path,
+                           apr_finfo_t *fi, const int **fdp,
+                           const adf_held_t **heldp)
+{
+    apr_uint64_t h = adf_cache_delta_hash(cr->hash, k->hash);
+
+    if (!lookup_entry(r, cr, ADF_DCZ, h, k->hash, path, fi, fdp, heldp)) {
+        return 0;
+    }
+    cr->hash = h;       /* its hits are the delta's, for the LRU */
     return 1;
 }
 
@@ -892,8 +924,10 @@ void adf_cache_miss(request_rec *r, adf_cache_req_t *cr,
     adf_cache_queue(r, cr, codings);
 }
 
-void adf_cache_queue(request_rec *r, adf_cache_req_t *cr,
-                     apr_uint32_t codings)
+/* Queue r's file for the worker: in codings, or (k not NULL) its delta
+ * against k. */
+static void queue(request_rec *r, adf_cache_req_t *cr, apr_uint32_t codings,
+                  const adf_cache_kept_t *k)
 {
     adf_cache_shared_t *sh = gen->sh;
     adf_cache_counts_t *n = &sh->counts[cr->index];
@@ -909,7 +943,9 @@ void adf_cache_queue(request_rec *r, adf_cache_req_t *cr,
     }
     for (i = 0; i < sh->count; i++) {
         it = &sh->queue[(sh->head + i) % ADF_CACHE_QUEUE];
-        if (it->hash == cr->hash && it->generation == gen->generation) {
+        if (it->hash == cr->hash && it->generation == gen->generation
+            && it->dict_name == (k ? k->h : 0)
+            && (!k || !memcmp(it->dict, k->hash, ADF_DIGEST_LEN))) {
             it->codings |= codings;
             goto done;
         }
@@ -924,10 +960,26 @@ void adf_cache_queue(request_rec *r, adf_cache_req_t *cr,
     it->generation = gen->generation;
     it->cache = (apr_uint32_t)cr->index;
     it->codings = codings;
+    it->dict_name = k ? k->h : 0;
+    if (k) {
+        memcpy(it->dict, k->hash, ADF_DIGEST_LEN);
+    }
     apr_cpystrn(it->path, r->filename, sizeof(it->path));
     sh->count++;        /* the item is whole before it counts */
 done:
     adf_cache_unlock(sh);
+}
+
+void adf_cache_queue(request_rec *r, adf_cache_req_t *cr,
+                     apr_uint32_t codings)
+{
+    queue(r, cr, codings, NULL);
+}
+
+void adf_cache_delta_queue(request_rec *r, adf_cache_req_t *cr,
+                           const adf_cache_kept_t *k)
+{
+    queue(r, cr, 1u << ADF_DCZ, k);
 }
 
 /* Is r's file inside a cache directory (by name, or an entry's name in a

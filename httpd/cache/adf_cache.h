@@ -61,6 +61,18 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
                      const char **path, apr_finfo_t *fi, const int **fdp,
                      const struct adf_held_t **heldp);
 
+/* adf_cache_lookup of r's file's delta against the kept version k
+ * (adf_cache_entry.h): its dcz body, made by the worker and kept, whose
+ * header names k's hash.  The caller found k for r (adf_cache_dict_find:
+ * the access check of the file it was kept from is made for every
+ * request, the delta served or not).  Found, cr stands for the delta's
+ * entry (adf_cache_hit records its use). */
+struct adf_cache_kept_t;
+int adf_cache_delta_lookup(request_rec *r, adf_cache_req_t *cr,
+                           const struct adf_cache_kept_t *k,
+                           const char **path, apr_finfo_t *fi,
+                           const int **fdp, const struct adf_held_t **heldp);
+
 /* The SHA-256 of the coded bytes of the entry adf_cache_lookup found:
  * their ETag's. */
 const unsigned char *adf_cache_digest(const adf_cache_req_t *cr);
@@ -117,6 +129,12 @@ void adf_cache_dict_touch(request_rec *r, const adf_cache_kept_t *k);
 void adf_cache_hit(request_rec *r, adf_cache_req_t *cr);
 void adf_cache_miss(request_rec *r, adf_cache_req_t *cr,
                     apr_uint32_t codings);
+
+/* Queue r's file's delta against k for the worker to make: its dcz
+ * body at the strongest level k's size allows (adf_dict_level_max), when
+ * the CPU is idle.  Once per pair, however many ask. */
+void adf_cache_delta_queue(request_rec *r, adf_cache_req_t *cr,
+                           const struct adf_cache_kept_t *k);
 
 /* Queue r's file (r->filename: before a swap) for the worker to make in
  * codings, without counting a miss. */

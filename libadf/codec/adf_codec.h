@@ -88,13 +88,6 @@ adf_dict_prep_t *adf_dict_prep_make(const adf_dict_t *dict, int level,
                                     int owned);
 void adf_dict_prep_put(adf_dict_prep_t *p);
 int adf_dict_prep_level(const adf_dict_prep_t *p);
-/* The files its bytes were read from and checked against its hash
- * (their identities, the latest ADF_DICT_PREP_ORIGINS): a file changed
- * since (damaged, replaced) is read and checked again before the
- * prepared form stands for it.  Whether origin is one; adding one. */
-#define ADF_DICT_PREP_ORIGINS 4
-int adf_dict_prep_from(adf_dict_prep_t *p, apr_uint64_t origin);
-void adf_dict_prep_add_origin(adf_dict_prep_t *p, apr_uint64_t origin);
 /* The bytes of its tables (what a stream that copies them holds). */
 apr_size_t adf_dict_prep_tables(const adf_dict_prep_t *p);
 

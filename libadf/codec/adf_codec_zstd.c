@@ -140,8 +140,6 @@ struct adf_dict_prep_t {
     int refs;                   /* holders, the table's one included */
     int in_table;
     apr_uint64_t used;          /* the table's clock at its last get */
-    apr_uint64_t origins[ADF_DICT_PREP_ORIGINS];    /* 0: none */
-    int next_origin;
 };
 
 #define PREP_MAX 32
@@ -325,26 +323,6 @@ int adf_dict_prep_level(const adf_dict_prep_t *p)
 apr_size_t adf_dict_prep_tables(const adf_dict_prep_t *p)
 {
     return ZSTD_sizeof_CDict(p->cd);
-}
-
-int adf_dict_prep_from(adf_dict_prep_t *p, apr_uint64_t origin)
-{
-    int i, found = 0;
-
-    pthread_mutex_lock(&prep_lock);
-    for (i = 0; i < ADF_DICT_PREP_ORIGINS && !found; i++) {
-        found = p->origins[i] == origin;
-    }
-    pthread_mutex_unlock(&prep_lock);
-    return found && origin;
-}
-
-void adf_dict_prep_add_origin(adf_dict_prep_t *p, apr_uint64_t origin)
-{
-    pthread_mutex_lock(&prep_lock);
-    p->origins[p->next_origin] = origin;
-    p->next_origin = (p->next_origin + 1) % ADF_DICT_PREP_ORIGINS;
-    pthread_mutex_unlock(&prep_lock);
 }
 
 void adf_dict_prep_flush(void)
@@ -598,15 +576,6 @@ int adf_dict_prep_level(const adf_dict_prep_t *p)
 apr_size_t adf_dict_prep_tables(const adf_dict_prep_t *p)
 {
     return 0;
-}
-
-int adf_dict_prep_from(adf_dict_prep_t *p, apr_uint64_t origin)
-{
-    return 0;
-}
-
-void adf_dict_prep_add_origin(adf_dict_prep_t *p, apr_uint64_t origin)
-{
 }
 
 void adf_dict_prep_flush(void)
