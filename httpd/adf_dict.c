@@ -386,8 +386,13 @@ void adf_dict_post_config(apr_pool_t *pconf, server_rec *s)
             const adf_dict_t *d = &DICT_AT(a, i)->dict;
 
             dict_levels(dc, d->len, &lo, &hi);
+            /* the strongest level, and the cheapest for a loaded server
+             * (which could not afford preparing a large one itself) */
             if ((p = adf_dict_prep_make(d, hi, 0))) {
                 adf_dict_prep_put(p);   /* the table keeps it */
+            }
+            if (lo < hi && (p = adf_dict_prep_make(d, lo, 0))) {
+                adf_dict_prep_put(p);
             }
         }
     }

@@ -34,9 +34,9 @@ const adf_dict_t *adf_dict_for(request_rec *r, const adf_accept_t *acc,
                                int *named);
 
 /* post_config: each configured dictionary prepared at the strongest
- * level its server's defaults allow it (adf_dict_level_max), once in
- * the parent: every child shares it (copy on write), and a large one is
- * then used for small pages too. */
+ * level its server's defaults allow it (adf_dict_level_max) and at their
+ * MIN, once in the parent: every child shares them (copy on write), and
+ * a large one is then used for small pages too, under load as well. */
 void adf_dict_post_config(apr_pool_t *pconf, server_rec *s);
 
 /* The level a response coded against dict goes out at: its prepared

@@ -40,13 +40,7 @@ sub script {
     return substr $s, 0, $n;
 }
 
-sub deploy {
-    my ($name, $data) = @_;
-    spew("$dir/.$name", $data);
-    chmod 0644, "$dir/.$name";
-    utime time - 100, time - 100, "$dir/.$name";
-    rename "$dir/.$name", "$dir/$name" or die "rename: $!";
-}
+sub deploy { deploy_file($dir, @_) }
 
 sub body_of {
     my ($r, $d) = @_;
@@ -67,10 +61,7 @@ my $small = substr($big, 1000, 2048);
 deploy('chunk-1a2b3c4d.js', $big);
 sleep 3;       # settled: the worker reads no file changed in the last 2 s
 my ($r, $n) = wait_hit('/cache/dc/chunk-1a2b3c4d.js', $c1);
-wait_for(sub {
-    ($r) = fetch_noted('/cache/dc/chunk-1a2b3c4d.js', $ae);
-    !$z || defined $r->header('Use-As-Dictionary');
-}, 30);
+$r = wait_advertised('/cache/dc/chunk-1a2b3c4d.js', $ae, $z);
 ok t_cmp($r->header('Use-As-Dictionary') // '-',
          $z ? 'match="/cache/dc/chunk-*.js"' : '-',
          'a large chunk kept and advertised under the chunks\' pattern');
