@@ -261,7 +261,7 @@ adf_source_e adf_conf_source(const adf_srv_conf_t *sc, const char **path)
 /* A dictionary is prepared (indexed) for each level it is used at, in
  * every server process: the levels a configured one may be used at are
  * those whose preparation takes at most ADF_DICT_PREP_MAX_NS of CPU
- * (adf_dict_level_max; 16 MB: up to 9, 1 MB: up to 14).  A level set
+ * (adf_dict_level_max; 16 MB: up to 9, 1 MB: up to 13).  A level set
  * above that for dcz anywhere fails start-up; the default range is cut
  * to it where it is used (adf_dict.c). */
 static int check_dict_levels(server_rec *s)

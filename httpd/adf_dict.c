@@ -256,11 +256,6 @@ static apr_status_t let_go(void *data)
 #define CHECKED_SLOTS 256
 static volatile apr_uint64_t checked_ids[CHECKED_SLOTS];
 
-static void vouch(apr_uint64_t id)
-{
-    apr_atomic_set64(&checked_ids[id % CHECKED_SLOTS], id);
-}
-
 /* Were k's bytes checked in this process, or are they now (read and
  * hashed: a damaged file is removed)? */
 static int checked(request_rec *r, const adf_cache_kept_t *k)
@@ -275,7 +270,7 @@ static int checked(request_rec *r, const adf_cache_kept_t *k)
         return 0;
     }
     free(buf);
-    vouch(k->id);
+    apr_atomic_set64(&checked_ids[k->id % CHECKED_SLOTS], k->id);
     return 1;
 }
 
@@ -324,7 +319,9 @@ static int take(request_rec *r, const adf_dir_conf_t *dc,
                 const adf_dict_t *d, const adf_cache_kept_t *k,
                 adf_dict_t *out)
 {
-    apr_off_t body = r->finfo.filetype == APR_REG ? r->finfo.size : -1;
+    /* a kept version's response is its static file; a configured
+     * dictionary's may be anything (r->finfo: a script's) */
+    apr_off_t body = k ? r->finfo.size : -1;
     adf_dict_prep_t *p;
     adf_dict_t src = *d;
     held_t *h;

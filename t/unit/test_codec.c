@@ -1470,11 +1470,12 @@ START_TEST(dict_prepared_bounded)
 END_TEST
 
 /* What preparing costs bounds the levels a dictionary is used at: 16 MB
- * up to 9, 1 MB up to 14, a small one at every level. */
+ * up to 9, 4 MB up to 12, 1 MB up to 13, a small one at every level. */
 START_TEST(dict_levels_by_size)
 {
     ck_assert_int_eq(adf_dict_level_max(ADF_DICT_MAX), 9);
-    ck_assert_int_eq(adf_dict_level_max(1 << 20), 14);
+    ck_assert_int_eq(adf_dict_level_max(4 << 20), 12);
+    ck_assert_int_eq(adf_dict_level_max(1 << 20), 13);
     ck_assert_int_eq(adf_dict_level_max(100000), 19);
     ck_assert(adf_dict_prep_cost(19, ADF_DICT_MAX) > ADF_DICT_PREP_MAX_NS);
     ck_assert(adf_dict_prep_cost(1, 1 << 20) < adf_dict_prep_cost(10,
