@@ -30,6 +30,7 @@ static int adf_post_config(apr_pool_t *pconf, apr_pool_t *plog,
 
     adf_config_init(pconf);
     adf_filter_post_config(s);
+    adf_dict_post_config(pconf, s);
     rv = adf_shm_post_config(pconf, plog, ptemp, s);
     return rv == OK ? adf_cache_post_config(pconf, plog, ptemp, s) : rv;
 }

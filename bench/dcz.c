@@ -160,6 +160,7 @@ int main(int argc, char **argv)
     o.coding = adf_coding(c->id);
     o.level = atoi(argv[optind + 1]);
     if (dict_path) {
+        memset(&dict, 0, sizeof(dict));
         dict.data = slurp(dict_path, &dict.len);
         if (adf_digest_init(&dg)) {
             return 1;

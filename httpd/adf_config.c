@@ -36,6 +36,7 @@ static adf_policy_conf_t default_policy;
 static int precompressed_used;
 static int dicts_used;
 static int top_level[ADF_NCODINGS];
+static const char *top_level_at[ADF_NCODINGS];  /* where it was set */
 /* AdaptiveDeflateNotes: Auto (ADF_UNSET), On or Off; and whether the
  * request notes are written (adf_config_notes), found at start-up. */
 static int notes_mode = ADF_UNSET;
@@ -278,6 +279,44 @@ adf_source_e adf_conf_source(const adf_srv_conf_t *sc, const char **path)
                                         : ADF_SRC_AUTO;
 }
 
+/* A dictionary is prepared (indexed) for each level it is used at, in
+ * every server process: the levels a configured one may be used at are
+ * those whose preparation takes at most ADF_DICT_PREP_MAX_NS of CPU
+ * (adf_dict_level_max; 16 MB: up to 9, 1 MB: up to 13).  A level set
+ * above that for dcz anywhere fails start-up; the default range is cut
+ * to it where it is used (adf_dict.c). */
+static int check_dict_levels(server_rec *s)
+{
+    const apr_array_header_t *a;
+    const adf_dict_conf_t *dc;
+    int i, max;
+
+    if (!top_level_at[ADF_DCZ]) {
+        return OK;
+    }
+    for (; s; s = s->next) {
+        a = ((const adf_srv_conf_t *)ap_get_module_config(
+                 s->module_config, &adaptive_deflate_module))->dicts;
+        for (i = 0; a && i < a->nelts; i++) {
+            dc = DICT_AT(a, i);
+            if (top_level[ADF_DCZ] > (max = adf_dict_level_max(dc->dict.len))) {
+                ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_EMERG, 0,
+                             NULL, ADFLOGNO(00034) "AdaptiveDeflateDczLevels "
+                             "(%s) allows level %d, but the dictionary %s "
+                             "(%" APR_SIZE_T_FMT " bytes; "
+                             "AdaptiveDeflateDictionary at %s) may be used "
+                             "up to level %d: above it, preparing it takes "
+                             "more than %.0f ms of CPU in every server "
+                             "process", top_level_at[ADF_DCZ],
+                             top_level[ADF_DCZ], dc->file, dc->dict.len,
+                             dc->at, max, ADF_DICT_PREP_MAX_NS / 1e6);
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+        }
+    }
+    return OK;
+}
+
 int adf_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                      server_rec *s)
 {
@@ -297,7 +336,7 @@ int adf_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                      sc->limit_at ? sc->limit_at : "the default");
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    return OK;
+    return check_dict_levels(s);
 }
 
 /* ---- directive handlers ------------------------------------------------- */
@@ -538,6 +577,7 @@ static const char *set_levels(cmd_parms *cmd, void *cfg, const char *lo,
     dc->level_max[c] = (int)max;
     if (max > top_level[c]) {
         top_level[c] = (int)max;
+        top_level_at[c] = where(cmd);
     }
     return NULL;
 }
@@ -881,6 +921,7 @@ static const char *set_dictionary(cmd_parms *cmd, void *cfg, int argc,
     if ((err = read_dict(cmd, dc))) {
         return fail(cmd, err);
     }
+    dc->at = where(cmd);
     dc->use_as = apr_pstrcat(cmd->pool, "match=", quoted, NULL);
     dc->cache_control = apr_psprintf(cmd->pool, "max-age=%ld", max_age);
     if (!sc->dicts) {

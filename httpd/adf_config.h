@@ -34,6 +34,7 @@ typedef struct adf_dict_conf_t {
     const char *cache_control;  /* its lifetime in the client */
     const char *etag;           /* strong, from the hash */
     adf_dict_t dict;            /* the bytes as read at start-up */
+    const char *at;             /* "file:line" of its directive */
 } adf_dict_conf_t;
 #define DICT_AT(a, i) (APR_ARRAY_IDX((a), (i), const adf_dict_conf_t *))
 

@@ -8,7 +8,9 @@
 #include "adf_sf.h"
 #include "adf_sampling.h"
 
+#include <apr_atomic.h>
 #include <apr_strings.h>
+#include <stdlib.h>
 #include <http_protocol.h>
 #include <http_request.h>
 
@@ -173,25 +175,261 @@ int adf_dict_could(const request_rec *r)
     return 0;
 }
 
-int adf_dict_affordable(request_rec *r, const adf_dir_conf_t *dc)
+/* ---- what using one costs ---------------------------------------------- */
+
+/* A dictionary this much larger than the body (and above the floor) is
+ * not prepared for it: preparing costs per byte of the dictionary about
+ * what coding costs per byte of the body, so a 2 KB response against
+ * 12 MB would cost thousands of times its own coding.  Prepared already
+ * (for a larger response, or at start-up: a configured one), it costs
+ * the body alone. */
+#define ADF_DICT_FAR 16
+#define ADF_DICT_FAR_MIN (256 * 1024)
+/* A body of unknown length (a dynamic page) is priced as this many
+ * bytes. */
+#define ADF_DICT_BODY_GUESS (64 * 1024)
+/* The memory on-the-fly dcz streams may hold in one process (their
+ * window and the tables they copy from the prepared dictionary): a
+ * response that would go over gets no dictionary (its client gets the
+ * coding it would have had without; a kept delta, stored, costs none). */
+#define ADF_DCZ_STREAMS_BYTES (64 * 1024 * 1024)
+
+static volatile apr_uint32_t streams_kb;    /* this process's, in KB */
+
+/* The dcz levels a dictionary of len bytes is used at under dc: the
+ * range configured (else the coding's defaults), cut to what its size
+ * allows (adf_dict_level_max). */
+static void dict_levels(const adf_dir_conf_t *dc, apr_size_t len, int *lo,
+                        int *hi)
 {
     const adf_coding_t *d = adf_coding(ADF_DCZ);
-    adf_load_view_t load;
-    double cost, ratio;
-    int level;
+    int max = adf_dict_level_max(len);
 
-    if (!d) {
+    *lo = dc->level_min[ADF_DCZ] > 0 ? dc->level_min[ADF_DCZ]
+                                     : d->default_min;
+    *hi = dc->level_max[ADF_DCZ] > 0 ? dc->level_max[ADF_DCZ]
+                                     : d->default_max;
+    *hi = *hi < max ? *hi : max;
+    *lo = *lo < *hi ? *lo : *hi;
+}
+
+/* Can the controller afford coding a body of body bytes (-1: unknown)
+ * against a dictionary of len bytes at level, with prep ns of preparing
+ * it (0: prepared already)?  The whole cost is spread over the body's
+ * bytes and set against the budget, as any rung's; never over the CPU
+ * limit or without a signal. */
+static int affordable(int level, double prep, apr_size_t len,
+                      apr_off_t body)
+{
+    adf_load_view_t load;
+    double cost, ratio, n = body > 0 ? (double)body : ADF_DICT_BODY_GUESS;
+
+    if (prep > 0 && len > ADF_DICT_FAR_MIN && len > ADF_DICT_FAR * n) {
         return 0;
     }
-    level = dc->level_min[ADF_DCZ] > 0 ? dc->level_min[ADF_DCZ]
-                                       : d->default_min;
     adf_shm_view(&load);
     if (load.limited || load.stale) {
         return 0;
     }
-    adf_model_rung(load.model, ADF_DCZ, level, r->finfo.size <= ADF_WHOLE_MAX,
-                   &cost, &ratio);
-    return load.budget >= cost;
+    adf_model_rung(load.model, ADF_DCZ, level,
+                   body >= 0 && body <= ADF_WHOLE_MAX, &cost, &ratio);
+    return load.budget >= cost + prep / n;
+}
+
+/* What a dcz stream of a body of body bytes against dictionary p of len
+ * bytes holds, in KB: its window (the body, 8 MB at most, where known;
+ * else as much as the dictionary) and the tables it copies. */
+static apr_uint32_t stream_kb(apr_size_t len, apr_off_t body,
+                              const adf_dict_prep_t *p)
+{
+    apr_uint64_t w = body >= 0 ? (apr_uint64_t)body : len;
+
+    w = w < 8u << 20 ? w : 8u << 20;
+    return (apr_uint32_t)((w + adf_dict_prep_tables(p)) >> 10) + 1;
+}
+
+typedef struct {
+    adf_dict_prep_t *prep;
+    apr_uint32_t kb;
+} held_t;
+
+static apr_status_t let_go(void *data)
+{
+    held_t *h = data;
+
+    apr_atomic_sub32(&streams_kb, h->kb);
+    adf_dict_prep_put(h->prep);
+    return APR_SUCCESS;
+}
+
+/* The kept files (their identities: adf_cache_kept_t's id) this process
+ * read and found to hold the bytes they are named for.  A prepared
+ * dictionary, or a delta, stands for a kept file only once its bytes
+ * were checked: a file damaged or changed since (its identity moves) is
+ * read again, found damaged and removed, as if nothing stood for it.
+ * Once per file per process, whatever the number of requests. */
+#define CHECKED_SLOTS 256
+static volatile apr_uint64_t checked_ids[CHECKED_SLOTS];
+
+/* Were k's bytes checked in this process, or are they now (read and
+ * hashed: a damaged file is removed)? */
+static int checked(request_rec *r, const adf_cache_kept_t *k)
+{
+    unsigned char *buf;
+
+    if (apr_atomic_read64(&checked_ids[k->id % CHECKED_SLOTS]) == k->id) {
+        adf_cache_dict_touch(r, k);
+        return 1;
+    }
+    if (!(buf = adf_cache_dict_read(r, k))) {
+        return 0;
+    }
+    free(buf);
+    apr_atomic_set64(&checked_ids[k->id % CHECKED_SLOTS], k->id);
+    return 1;
+}
+
+/* d prepared at level (0: any) in this process already, at a level of
+ * lo..hi that the budget pays for, held; else NULL. */
+static adf_dict_prep_t *ready(const adf_dict_t *d, int level, int lo, int hi,
+                              apr_off_t body)
+{
+    adf_dict_prep_t *p = adf_dict_prep_get(d->hash, d->len, level);
+
+    if (p && (adf_dict_prep_level(p) < lo || adf_dict_prep_level(p) > hi
+              || !affordable(adf_dict_prep_level(p), 0, d->len, body))) {
+        adf_dict_prep_put(p);
+        p = NULL;
+    }
+    return p;
+}
+
+/* d prepared now at level, held, if the budget pays for that as well:
+ * its bytes are src->data, or k's (read into src->data, which the
+ * prepared form then owns).  NULL otherwise. */
+static adf_dict_prep_t *prepare(request_rec *r, const adf_dict_t *d,
+                                const adf_cache_kept_t *k, adf_dict_t *src,
+                                int level, apr_off_t body)
+{
+    adf_dict_prep_t *p;
+
+    if (!affordable(level, adf_dict_prep_cost(level, d->len), d->len, body)
+        || (k && !(src->data = adf_cache_dict_read(r, k)))) {
+        return NULL;
+    }
+    p = adf_dict_prep_make(src, level, k != NULL);
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "%s a dictionary of %"
+                  APR_SIZE_T_FMT " bytes at level %d", p ? "prepared"
+                  : "could not prepare", d->len, level);
+    return p;
+}
+
+/* Dictionary d (its hash and length; its bytes: d->data, or k's, read
+ * only if it is prepared now), prepared at a level r may use it at, into
+ * *out for r (held until r->pool goes): the strongest level, prepared
+ * before in this process or paid for now; else any level prepared; else
+ * the cheapest, paid for now.  0: not used for r (its client gets what
+ * it would have without). */
+static int take(request_rec *r, const adf_dir_conf_t *dc,
+                const adf_dict_t *d, const adf_cache_kept_t *k,
+                adf_dict_t *out)
+{
+    /* a kept version's response is its static file; a configured
+     * dictionary's may be anything (r->finfo: a script's) */
+    apr_off_t body = k ? r->finfo.size : -1;
+    adf_dict_prep_t *p;
+    adf_dict_t src = *d;
+    held_t *h;
+    apr_uint32_t kb;
+    int lo, hi;
+
+    dict_levels(dc, d->len, &lo, &hi);
+    if (!(p = ready(d, hi, lo, hi, body))
+        && !(p = prepare(r, d, k, &src, hi, body))
+        && !(p = ready(d, 0, lo, hi, body)) && lo < hi) {
+        p = prepare(r, d, k, &src, lo, body);
+    }
+    if (!p) {
+        return 0;
+    }
+
+    /* on-the-fly streams' memory, bounded in each process */
+    kb = stream_kb(d->len, body, p);
+    if (apr_atomic_add32(&streams_kb, kb) + kb
+        > (apr_uint32_t)(ADF_DCZ_STREAMS_BYTES >> 10)) {
+        apr_atomic_sub32(&streams_kb, kb);
+        adf_dict_prep_put(p);
+        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "no dictionary: this "
+                      "process's dcz streams hold their most memory");
+        return 0;
+    }
+    h = apr_palloc(r->pool, sizeof(*h));
+    h->prep = p;
+    h->kb = kb;
+    apr_pool_cleanup_register(r->pool, h, let_go, apr_pool_cleanup_null);
+    *out = *d;
+    out->data = NULL;   /* the stream codes against the prepared form */
+    out->prep = p;
+    return 1;
+}
+
+static apr_status_t flush_prepared(void *data)
+{
+    adf_dict_prep_flush();
+    return APR_SUCCESS;
+}
+
+void adf_dict_post_config(apr_pool_t *pconf, server_rec *s)
+{
+    const adf_dir_conf_t *dc;
+    const apr_array_header_t *a;
+    adf_dict_prep_t *p;
+    int i, lo, hi;
+
+    /* the last configuration's go (their bytes went with it), and these
+     * go with this one's pool (the module may be unloaded) */
+    adf_dict_prep_flush();
+    apr_pool_cleanup_register(pconf, NULL, flush_prepared,
+                              apr_pool_cleanup_null);
+    for (; s; s = s->next) {
+        dc = ap_get_module_config(s->lookup_defaults,
+                                  &adaptive_deflate_module);
+        for (i = 0, a = dicts_of(s); a && i < a->nelts; i++) {
+            const adf_dict_t *d = &DICT_AT(a, i)->dict;
+
+            dict_levels(dc, d->len, &lo, &hi);
+            /* the strongest level, and the cheapest for a loaded server
+             * (which could not afford preparing a large one itself) */
+            if ((p = adf_dict_prep_make(d, hi, 0))) {
+                adf_dict_prep_put(p);   /* the table keeps it */
+            }
+            if (lo < hi && (p = adf_dict_prep_make(d, lo, 0))) {
+                adf_dict_prep_put(p);
+            }
+        }
+    }
+}
+
+/* Is r's file's delta against the kept version k in the cache (made
+ * once for the pair, and kept: adf_cache_delta_lookup)?  Then st says
+ * where, for the swap to serve it as any entry, at a hit's cost, and
+ * nothing is prepared or coded.  If not, it is queued for the worker to
+ * make.  Only before a swap: r's file is the one the client asked for. */
+static int kept_delta(request_rec *r, const adf_dir_conf_t *dc, adf_req_t *st,
+                      const adf_cache_kept_t *k)
+{
+    adf_cache_req_t *cr;
+
+    if (st->sibling || !(cr = adf_cache_for(r, dc))) {
+        return 0;
+    }
+    if (adf_cache_delta_lookup(r, cr, k, &st->delta_path, &st->delta_finfo,
+                               &st->delta_fd, &st->delta_held)) {
+        st->delta = cr;
+        return 1;
+    }
+    adf_cache_delta_queue(r, cr, k);
+    return 0;
 }
 
 static const adf_dict_t *lookup(request_rec *r, const adf_accept_t *acc,
@@ -228,18 +466,35 @@ static const adf_dict_t *lookup(request_rec *r, const adf_accept_t *acc,
 
         if (!memcmp(d->dict.hash, hash, sizeof(hash))
             && adf_dict_pattern_matches(d->match, path)) {
-            return may_fetch(r, d) ? &d->dict : NULL;
+            st = adf_req(r);
+            return may_fetch(r, d) && take(r, dc, &d->dict, NULL,
+                                           &st->dict_kept)
+                   ? &st->dict_kept : NULL;
         }
     }
     /* an earlier version of a static file, as the cache kept it (the
      * client matched the pattern it was given with it), if the client
      * may read the file it was kept from */
     st = adf_req(r);
-    if (versions && adf_dict_affordable(r, dc)
-        && adf_cache_dict_load(r, dc, hash, st->plain ? st->plain
-                                                      : r->filename,
-                               &st->dict_kept)) {
-        return &st->dict_kept;
+    if (versions) {
+        adf_cache_kept_t *k = apr_palloc(r->pool, sizeof(*k));
+        adf_dict_t d = { NULL };
+
+        if (adf_cache_dict_find(r, dc, hash, st->plain ? st->plain
+                                                       : r->filename, k)) {
+            if (!checked(r, k)) {
+                return NULL;    /* damaged: removed */
+            }
+            st->kept = k;
+            if (kept_delta(r, dc, st, k)) {
+                return NULL;    /* the swap serves it, stored */
+            }
+            d.len = k->len;
+            memcpy(d.hash, hash, sizeof(hash));
+            if (take(r, dc, &d, k, &st->dict_kept)) {
+                return &st->dict_kept;
+            }
+        }
     }
     return NULL;
 }
@@ -269,6 +524,11 @@ const adf_dict_t *adf_dict_for(request_rec *r, const adf_accept_t *acc,
         *named = st->dict_named;
     }
     return st->dict;
+}
+
+int adf_dict_level(const adf_dict_t *dict)
+{
+    return adf_dict_prep_level(dict->prep);
 }
 
 const adf_dict_t *adf_dict_held(request_rec *r, const adf_accept_t *acc)

@@ -25,16 +25,23 @@ int adf_dict_handler(request_rec *r);
  * adf_access_may_read), and is not a cross-origin no-cors fetch.  NULL
  * otherwise, and for a subrequest; *named (may be NULL) says whether the
  * client named a dictionary at all (a miss, when NULL is returned).
- * Looked up once per request. */
+ * Looked up once per request.  What it costs is priced as a rung's, the
+ * dictionary's preparation included where it is not prepared in this
+ * process yet (a dictionary far larger than the body is not prepared for
+ * it); the dictionary returned is prepared (its prep set, its data
+ * NULL), at the one level its response is coded at (adf_dict_level). */
 const adf_dict_t *adf_dict_for(request_rec *r, const adf_accept_t *acc,
                                int *named);
 
-/* Can the controller afford the cheapest rung of dcz for r now (not over
- * the CPU limit, a fresh load signal, the budget at or above its cost)?
- * Stored bytes (a sibling, a cache entry) cost nothing: under load they
- * beat compressing on the fly, even against a dictionary; and a kept
- * version is read and checked only when it could be used. */
-int adf_dict_affordable(request_rec *r, const adf_dir_conf_t *dc);
+/* post_config: each configured dictionary prepared at the strongest
+ * level its server's defaults allow it (adf_dict_level_max) and at their
+ * MIN, once in the parent: every child shares them (copy on write), and
+ * a large one is then used for small pages too, under load as well. */
+void adf_dict_post_config(apr_pool_t *pconf, server_rec *s);
+
+/* The level a response coded against dict goes out at: its prepared
+ * form's. */
+int adf_dict_level(const adf_dict_t *dict);
 
 /* adf_dict_for without *named: an adf_dict_of_fn (adf_conditional.h). */
 const adf_dict_t *adf_dict_held(request_rec *r, const adf_accept_t *acc);

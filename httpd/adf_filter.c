@@ -369,9 +369,10 @@ static int slow_client(request_rec *r, const adf_load_view_t *load)
 }
 
 /* A client that holds a dictionary for this response: the coding made
- * against it goes first, ahead of the operator's order and of value (its
- * rungs are priced as any other's: under load it gets a cheaper level or
- * none).  Returns whether it did. */
+ * against it goes first, ahead of the operator's order and of value, at
+ * the one level the dictionary is prepared at (adf_dict_for priced it,
+ * its preparation included: under load it gets none).  Returns whether
+ * it did. */
 static int prefer_dict(request_rec *r, const adf_dir_conf_t *dc,
                        const adf_accept_t *acc, adf_policy_conf_t *pc)
 {
@@ -395,6 +396,9 @@ static int prefer_dict(request_rec *r, const adf_dir_conf_t *dc,
     pc->prefs[0] = ADF_DCZ;
     pc->nprefs += pc->nprefs < ADF_MAX_PREFS;
     pc->by_value = 0;
+    /* coded at the level its dictionary was prepared at */
+    pc->level_min[ADF_DCZ] = pc->level_max[ADF_DCZ]
+        = adf_dict_level(adf_req(r)->dict);
     return 1;
 }
 
@@ -806,6 +810,9 @@ static apr_status_t send_stored(ap_filter_t *f, apr_bucket_brigade *bb,
     }
     if (st->cache_hit) {
         adf_cache_hit(r, st->cache);
+    }
+    if (adf_coding(d.coding)->needs_dict) {
+        adf_note(r, "dictionary", "hit");   /* a delta, kept */
     }
     if_range(r);
     note_decision(r, &d, "-");

@@ -34,6 +34,13 @@ typedef struct {
                              * the filter must code against it */
     adf_coding_e dict_alt;  /* what would have gone out without dict */
     int dict_alt_level;
+    struct adf_cache_kept_t *kept;  /* the version the client named, as
+                                     * the cache keeps it (adf_cache.h) */
+    struct adf_cache_req_t *delta;  /* the file's delta against kept, in
+                                     * the cache (delta_*: as found) */
+    const char *delta_path;
+    const int *delta_fd;
+    const struct adf_held_t *delta_held;
     int version_kept;       /* this version of the file is kept as a
                              * dictionary: say so (Use-As-Dictionary) */
     int fetch_read;         /* the dictionary's rule read Sec-Fetch-Site
@@ -43,7 +50,8 @@ typedef struct {
     /* Not cleared when the state is made (a third of its size, on every
      * response): each is written before it is read. */
     apr_finfo_t plain_finfo;        /* plain's (set with it) */
-    adf_dict_t dict_kept;   /* dict, when it is a version the cache kept */
+    apr_finfo_t delta_finfo;        /* delta's (set with it) */
+    adf_dict_t dict_kept;   /* dict, as taken for this request */
 } adf_req_t;
 
 /* The request's state, created on first use. */

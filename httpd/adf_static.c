@@ -402,6 +402,38 @@ static int sibling(request_rec *r, adf_coding_e c, const char **path,
     return 0;
 }
 
+/* Serve the stored bytes at path (sfi; open on fd, or held) in coding
+ * c in place of F: a sibling, or (cache not NULL) a cache entry, whose
+ * bytes' SHA-256 is digest. */
+static void swap_to(request_rec *r, adf_coding_e c, adf_cache_req_t *cache,
+                    const char *path, const apr_finfo_t *sfi, const int *fd,
+                    const adf_held_t *held, const unsigned char *digest)
+{
+    adf_req_t *st = adf_req(r);
+
+    /* These bytes, and no others, under one tag: what the client names in
+     * its conditionals is judged here, for the handler to find. */
+    st->etag_suffix = adf_stored_etag_suffix(r->pool, c, cache != NULL,
+                                             digest);
+    adf_match_stored_conditionals(r, st->etag_suffix);
+
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "serving %s %s",
+                  cache ? "cache entry" : "sibling", path);
+    st->vary = 1;
+    st->plain = r->filename;
+    st->plain_finfo = r->finfo;
+    st->sibling = c;
+    st->cache_hit = cache != NULL;
+    st->cache = cache;
+    st->stored_fd = fd;
+    st->held = held;
+    st->stored_name = path;
+    r->filename = (char *)path;
+    r->finfo = *sfi;
+    r->content_encoding = adf_coding_name(c);
+    ap_add_output_filter_handle(name_frec, NULL, r, r->connection);
+}
+
 void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
 {
     int pre = adf_conf_precompressed(dc);
@@ -447,11 +479,16 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
     }
     /* A client that holds a dictionary for this response gets it coded
      * against that (on the fly), not stored bytes, while the controller
-     * can afford it. */
+     * can afford it (adf_dict_for prices it). */
     dict = d.coding != ADF_IDENTITY && adf_conf_length_hiding(dc) <= 0
            ? adf_dict_for(r, &acc, NULL) : NULL;
-    if (dict && !adf_dict_affordable(r, dc)) {
-        dict = NULL;
+    if (adf_req(r)->delta) {
+        /* its delta against the dictionary the client holds, kept */
+        adf_req_t *st = adf_req(r);
+
+        swap_to(r, ADF_DCZ, st->delta, st->delta_path, &st->delta_finfo,
+                st->delta_fd, st->delta_held, adf_cache_digest(st->delta));
+        return;
     }
     adf_req(r)->dict_over_stored = dict != NULL;
     /* Look in the order the client prefers (q-values, then ours) and take
@@ -471,8 +508,6 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
             || (cache && first
                 && (hit = adf_cache_lookup(r, cache, c, &path, &sfi,
                                            &fd, &held)))) {
-            adf_req_t *st = adf_req(r);
-
             if (dict) {
                 /* the entry said what it could: no swap */
                 if (hit && fd) {
@@ -480,30 +515,8 @@ void adf_static_swap(request_rec *r, const adf_dir_conf_t *dc)
                 }
                 return;
             }
-
-            /* These bytes, and no others, under one tag: what the client
-             * names in its conditionals is judged here, for the handler
-             * to find. */
-            st->etag_suffix = adf_stored_etag_suffix(
-                                  r->pool, c, hit, hit ? adf_cache_digest(cache)
-                                                       : digest);
-            adf_match_stored_conditionals(r, st->etag_suffix);
-
-            ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "serving %s %s",
-                          hit ? "cache entry" : "sibling", path);
-            st->vary = 1;
-            st->plain = r->filename;
-            st->plain_finfo = r->finfo;
-            st->sibling = c;
-            st->cache_hit = hit;
-            st->cache = cache;
-            st->stored_fd = fd;
-            st->held = held;
-            st->stored_name = path;
-            r->filename = (char *)path;
-            r->finfo = sfi;
-            r->content_encoding = adf_coding_name(c);
-            ap_add_output_filter_handle(name_frec, NULL, r, r->connection);
+            swap_to(r, c, hit ? cache : NULL, path, &sfi, fd, held,
+                    hit ? adf_cache_digest(cache) : digest);
             return;
         }
         checked[c] = 1;

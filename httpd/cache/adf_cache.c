@@ -469,10 +469,11 @@ adf_cache_req_t *adf_cache_for(request_rec *r, const adf_dir_conf_t *dc)
  * damaged, only of no use now (it holds another source: two keys, one
  * hash; or it could not be read); *old: an earlier release's entry. */
 static const char *check_entry(const adf_cache_req_t *cr, adf_coding_e c,
-                               int fd, const apr_finfo_t *fi, adf_memo_t *m,
+                               const unsigned char *dict, int fd,
+                               const apr_finfo_t *fi, adf_memo_t *m,
                                int *keep, int *old)
 {
-    unsigned char buf[16384];
+    unsigned char buf[16384], named[ADF_DIGEST_LEN];
     adf_cache_trailer_t tr;
     apr_off_t off;
     apr_uint32_t crc = 0;
@@ -491,6 +492,13 @@ static const char *check_entry(const adf_cache_req_t *cr, adf_coding_e c,
     if (!adf_cache_trailer_matches(&tr, &cr->key, c)) {
         *keep = 1;
         return "holds another file";
+    }
+    if (dict && adf_cache_delta_dict(fd, tr.length, named) != 0) {
+        return "no dcz header at its start (damaged)";
+    }
+    if (dict && memcmp(named, dict, ADF_DIGEST_LEN)) {
+        *keep = 1;      /* another dictionary's, in the same slot */
+        return "made against another dictionary";
     }
     for (off = 0; off < (apr_off_t)tr.length; off += n) {
         apr_off_t left = (apr_off_t)tr.length - off;
@@ -578,9 +586,12 @@ static int __attribute__((noinline)) held_entry(request_rec *r,
     return 1;
 }
 
-int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
-                     const char **path, apr_finfo_t *fi, const int **fdp,
-                     const adf_held_t **heldp)
+/* adf_cache_lookup of the entry named from hash h: cr's file in coding
+ * c, made against dictionary dict (its SHA-256) where c needs one. */
+static int lookup_entry(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
+                        apr_uint64_t h, const unsigned char *dict,
+                        const char **path, apr_finfo_t *fi, const int **fdp,
+                        const adf_held_t **heldp)
 {
     const adf_cache_dir_t *dir = &gen->dir[cr->index];
     char name[ADF_CACHE_NAME_MAX];
@@ -593,7 +604,7 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
 
     *fdp = NULL;
     *heldp = NULL;
-    adf_cache_entry_name(name, cr->hash, c);
+    adf_cache_entry_name(name, h, c);
     if (adf_held_may(r)) {
         key = apr_pstrcat(r->pool, dir->conf->dir, "/", name, NULL);
         switch (held_entry(r, cr, c, name, key, fi, heldp)) {
@@ -621,7 +632,7 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
     adf_ident_of_finfo(&id, fi);
     /* (mnt 0: the directory, open since start-up, cannot be remounted) */
     if (!adf_memo_get(&id, 0, &cr->key, c, &m)) {
-        if ((why = check_entry(cr, c, fd, fi, &m, &keep, &old))) {
+        if ((why = check_entry(cr, c, dict, fd, fi, &m, &keep, &old))) {
             if (!keep && remove_entry(dir, name, (apr_uint64_t)fi->device,
                                       (apr_uint64_t)fi->inode) && !old) {
                 apr_atomic_inc64(&gen->sh->counts[cr->index].corrupt);
@@ -651,6 +662,27 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
     *fdp = held;
     memcpy(cr->digest, m.digest, ADF_DIGEST_LEN);
     memcpy(cr->source, m.source, ADF_DIGEST_LEN);
+    return 1;
+}
+
+int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
+                     const char **path, apr_finfo_t *fi, const int **fdp,
+                     const adf_held_t **heldp)
+{
+    return lookup_entry(r, cr, c, cr->hash, NULL, path, fi, fdp, heldp);
+}
+
+int adf_cache_delta_lookup(request_rec *r, adf_cache_req_t *cr,
+                           const adf_cache_kept_t *k, const char **path,
+                           apr_finfo_t *fi, const int **fdp,
+                           const adf_held_t **heldp)
+{
+    apr_uint64_t h = adf_cache_delta_hash(cr->hash, k->hash);
+
+    if (!lookup_entry(r, cr, ADF_DCZ, h, k->hash, path, fi, fdp, heldp)) {
+        return 0;
+    }
+    cr->hash = h;       /* its hits are the delta's, for the LRU */
     return 1;
 }
 
@@ -751,13 +783,12 @@ done:
  * is still that file, with a warning the one time it is removed when it
  * is damaged (why; NULL: an earlier release's, which is no damage). */
 static void drop_dict(request_rec *r, int index, apr_uint64_t h,
-                      const struct stat *st, const char *why)
+                      apr_uint64_t dev, apr_uint64_t ino, const char *why)
 {
     char name[ADF_CACHE_NAME_MAX];
 
     adf_cache_entry_name(name, h, ADF_IDENTITY);
-    if (remove_entry(&gen->dir[index], name, (apr_uint64_t)st->st_dev,
-                     (apr_uint64_t)st->st_ino) && why) {
+    if (remove_entry(&gen->dir[index], name, dev, ino) && why) {
         apr_atomic_inc64(&gen->sh->counts[index].corrupt);
         ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, ADFLOGNO(00030)
                       "removed kept dictionary %s/%s: %s",
@@ -765,9 +796,9 @@ static void drop_dict(request_rec *r, int index, apr_uint64_t h,
     }
 }
 
-int adf_cache_dict_load(request_rec *r, const adf_dir_conf_t *dc,
+int adf_cache_dict_find(request_rec *r, const adf_dir_conf_t *dc,
                         const unsigned char *hash, const char *path,
-                        adf_dict_t *out)
+                        adf_cache_kept_t *k)
 {
     const adf_srv_conf_t *sc = ap_get_module_config(r->server->module_config,
                                                     &adaptive_deflate_module);
@@ -775,79 +806,102 @@ int adf_cache_dict_load(request_rec *r, const adf_dir_conf_t *dc,
     unsigned char rec[ADF_CACHE_ORIGIN_MAX];
     adf_cache_trailer_t tr;
     adf_cache_origin_t o;
-    unsigned char *buf, sha[ADF_DIGEST_LEN];
-    adf_digest_t dg;
+    adf_ident_t id;
     struct stat st;
     apr_off_t len;
-    apr_size_t got = 0;
-    apr_uint64_t h;
     int fd, index;
 
     if (!adf_cache_applies(r, dc)
         || (fd = open_dict(r, (index = sc->cache->index), hash, host, path,
-                           &st, &h)) < 0) {
+                           &st, &k->h)) < 0) {
         return 0;
     }
+    k->fd = fd;
+    k->index = index;
+    k->dev = (apr_uint64_t)st.st_dev;
+    k->ino = (apr_uint64_t)st.st_ino;
+    adf_ident_of_stat(&id, &st);
+    k->id = adf_cache_key_hash(&id) | 1;
     switch (adf_cache_trailer_read(fd, st.st_size, &tr)) {
     case ADF_CACHE_TRAILER_OK:
         break;
     case ADF_CACHE_TRAILER_OLD:
-        drop_dict(r, index, h, &st, NULL);
+        drop_dict(r, index, k->h, k->dev, k->ino, NULL);
         return 0;
     default:
-        drop_dict(r, index, h, &st, "no trailer at its end (truncated or "
-                  "damaged)");
+        drop_dict(r, index, k->h, k->dev, k->ino, "no trailer at its end "
+                  "(truncated or damaged)");
         return 0;
     }
     if (tr.coding != ADF_IDENTITY) {
-        drop_dict(r, index, h, &st, "not a dictionary's trailer");
+        drop_dict(r, index, k->h, k->dev, k->ino,
+                  "not a dictionary's trailer");
         return 0;
     }
     if (memcmp(tr.source, hash, ADF_DIGEST_LEN)) {
         return 0;       /* another dictionary's name (64 bits): no damage */
     }
     if ((len = adf_cache_origin_read(fd, tr.length, rec, &o)) < 0) {
-        drop_dict(r, index, h, &st, "its record of where it was served is "
-                  "damaged");
+        drop_dict(r, index, k->h, k->dev, k->ino, "its record of where it "
+                  "was served is damaged");
         return 0;
     }
     /* Used only where its client could have read the file it was kept
-     * from: its bytes answer "is this file exactly what you guess?" */
+     * from: its bytes answer "is this file exactly what you guess?".
+     * Asked for every request, whether its bytes are read or were
+     * prepared before. */
     if (strcmp(o.host, host) || len > ADF_DICT_MAX
         || !adf_access_may_read(r, o.uri, o.path)) {
         return 0;
     }
-    buf = apr_palloc(r->pool, len ? (apr_size_t)len : 1);
-    while (got < (apr_size_t)len) {
-        ssize_t n = pread(fd, buf + got, (apr_size_t)len - got, (off_t)got);
+    k->len = (apr_size_t)len;
+    memcpy(k->hash, hash, ADF_DIGEST_LEN);
+    return 1;
+}
+
+void adf_cache_dict_touch(request_rec *r, const adf_cache_kept_t *k)
+{
+    apr_atomic_set64(&gen->sh->touch[k->h % ADF_CACHE_TOUCH].hash, k->h);
+    apr_atomic_set64(&gen->sh->touch[k->h % ADF_CACHE_TOUCH].used,
+                     (apr_uint64_t)r->request_time);
+}
+
+unsigned char *adf_cache_dict_read(request_rec *r, const adf_cache_kept_t *k)
+{
+    unsigned char *buf, sha[ADF_DIGEST_LEN];
+    adf_digest_t dg;
+    apr_size_t got = 0;
+
+    if (!(buf = malloc(k->len ? k->len : 1))) {
+        return NULL;
+    }
+    while (got < k->len) {
+        ssize_t n = pread(k->fd, buf + got, k->len - got, (off_t)got);
 
         if (n <= 0 && !(n < 0 && errno == EINTR)) {
-            return 0;
+            free(buf);
+            return NULL;
         }
         got += n > 0 ? (apr_size_t)n : 0;
     }
     /* the client named these bytes: they must be exactly those */
     if (adf_digest_init(&dg) != 0) {
-        return 0;
+        free(buf);
+        return NULL;
     }
     adf_digest_update(&dg, buf, got);
     if (adf_digest_final(&dg, sha) != 0) {
-        return 0;
+        free(buf);
+        return NULL;
     }
-    if (memcmp(sha, hash, sizeof(sha))) {
-        drop_dict(r, index, h, &st, "it does not hold the bytes it is "
-                  "named for");
-        return 0;
+    if (memcmp(sha, k->hash, sizeof(sha))) {
+        drop_dict(r, k->index, k->h, k->dev, k->ino, "it does not hold the "
+                  "bytes it is named for");
+        free(buf);
+        return NULL;
     }
-    out->data = buf;
-    out->len = got;
-    memcpy(out->hash, hash, ADF_DIGEST_LEN);
-    out->stable = 0;    /* r->pool's: no prepared form may outlive it */
-    /* its last use, for the LRU */
-    apr_atomic_set64(&gen->sh->touch[h % ADF_CACHE_TOUCH].hash, h);
-    apr_atomic_set64(&gen->sh->touch[h % ADF_CACHE_TOUCH].used,
-                     (apr_uint64_t)r->request_time);
-    return 1;
+    adf_cache_dict_touch(r, k);
+    return buf;
 }
 
 void adf_cache_hit(request_rec *r, adf_cache_req_t *cr)
@@ -870,8 +924,10 @@ void adf_cache_miss(request_rec *r, adf_cache_req_t *cr,
     adf_cache_queue(r, cr, codings);
 }
 
-void adf_cache_queue(request_rec *r, adf_cache_req_t *cr,
-                     apr_uint32_t codings)
+/* Queue r's file for the worker: in codings, or (k not NULL) its delta
+ * against k. */
+static void queue(request_rec *r, adf_cache_req_t *cr, apr_uint32_t codings,
+                  const adf_cache_kept_t *k)
 {
     adf_cache_shared_t *sh = gen->sh;
     adf_cache_counts_t *n = &sh->counts[cr->index];
@@ -887,7 +943,9 @@ void adf_cache_queue(request_rec *r, adf_cache_req_t *cr,
     }
     for (i = 0; i < sh->count; i++) {
         it = &sh->queue[(sh->head + i) % ADF_CACHE_QUEUE];
-        if (it->hash == cr->hash && it->generation == gen->generation) {
+        if (it->hash == cr->hash && it->generation == gen->generation
+            && it->dict_name == (k ? k->h : 0)
+            && (!k || !memcmp(it->dict, k->hash, ADF_DIGEST_LEN))) {
             it->codings |= codings;
             goto done;
         }
@@ -902,10 +960,26 @@ void adf_cache_queue(request_rec *r, adf_cache_req_t *cr,
     it->generation = gen->generation;
     it->cache = (apr_uint32_t)cr->index;
     it->codings = codings;
+    it->dict_name = k ? k->h : 0;
+    if (k) {
+        memcpy(it->dict, k->hash, ADF_DIGEST_LEN);
+    }
     apr_cpystrn(it->path, r->filename, sizeof(it->path));
     sh->count++;        /* the item is whole before it counts */
 done:
     adf_cache_unlock(sh);
+}
+
+void adf_cache_queue(request_rec *r, adf_cache_req_t *cr,
+                     apr_uint32_t codings)
+{
+    queue(r, cr, codings, NULL);
+}
+
+void adf_cache_delta_queue(request_rec *r, adf_cache_req_t *cr,
+                           const adf_cache_kept_t *k)
+{
+    queue(r, cr, 1u << ADF_DCZ, k);
 }
 
 /* Is r's file inside a cache directory (by name, or an entry's name in a

@@ -61,6 +61,18 @@ int adf_cache_lookup(request_rec *r, adf_cache_req_t *cr, adf_coding_e c,
                      const char **path, apr_finfo_t *fi, const int **fdp,
                      const struct adf_held_t **heldp);
 
+/* adf_cache_lookup of r's file's delta against the kept version k
+ * (adf_cache_entry.h): its dcz body, made by the worker and kept, whose
+ * header names k's hash.  The caller found k for r (adf_cache_dict_find:
+ * the access check of the file it was kept from is made for every
+ * request, the delta served or not).  Found, cr stands for the delta's
+ * entry (adf_cache_hit records its use). */
+struct adf_cache_kept_t;
+int adf_cache_delta_lookup(request_rec *r, adf_cache_req_t *cr,
+                           const struct adf_cache_kept_t *k,
+                           const char **path, apr_finfo_t *fi,
+                           const int **fdp, const struct adf_held_t **heldp);
+
 /* The SHA-256 of the coded bytes of the entry adf_cache_lookup found:
  * their ETag's. */
 const unsigned char *adf_cache_digest(const adf_cache_req_t *cr);
@@ -77,17 +89,38 @@ const unsigned char *adf_cache_source(const adf_cache_req_t *cr);
  * queued to be kept (the worker does so at once, whatever the load). */
 int adf_cache_version_kept(request_rec *r, const adf_cache_req_t *cr);
 
+/* A version the cache kept as a dictionary, as a request found it. */
+typedef struct adf_cache_kept_t {
+    int fd;                     /* open (r->pool closes it) */
+    int index;                  /* its cache directory */
+    apr_uint64_t h;             /* its name's hash */
+    apr_uint64_t dev, ino;
+    apr_uint64_t id;            /* a hash of its identity (inode, size,
+                                 * times): changes with its bytes */
+    apr_size_t len;             /* its bytes (before their record) */
+    unsigned char hash[ADF_DICT_HASH_LEN];
+} adf_cache_kept_t;
+
 /* The dictionary whose SHA-256 is hash, from the cache used for r: a
  * version the cache kept, for r's virtual host, of the file at path (on
  * disk) or of a file of the same path pattern (another version of it),
  * that r's client may read where it was served (adf_access_may_read of
  * its record: the URL path it was served at, the file it was kept
- * from); its bytes, read into r->pool and checked against hash, into
- * *out.  1, or 0 when there is none.  A damaged one is removed (and
- * logged once). */
-int adf_cache_dict_load(request_rec *r, const adf_dir_conf_t *dc,
+ * from), asked for every request.  Its bytes are not read (see
+ * adf_cache_dict_read): 1 and *k, or 0 when there is none.  A damaged
+ * one is removed (and logged once). */
+int adf_cache_dict_find(request_rec *r, const adf_dir_conf_t *dc,
                         const unsigned char *hash, const char *path,
-                        adf_dict_t *out);
+                        adf_cache_kept_t *k);
+
+/* k's bytes, read (malloc'ed: the caller frees them, or gives them to
+ * adf_dict_prep_make) and checked against the hash they are named by;
+ * NULL if they cannot be read or are not those (then the file is removed
+ * as damaged).  Also the LRU's record of its use. */
+unsigned char *adf_cache_dict_read(request_rec *r, const adf_cache_kept_t *k);
+
+/* Its use, for the LRU, where its bytes were not read. */
+void adf_cache_dict_touch(request_rec *r, const adf_cache_kept_t *k);
 
 /* The outcome, for the note, the counters and the queue: r was answered
  * from the cache (hit), or not although it could have been: r's file is
@@ -96,6 +129,12 @@ int adf_cache_dict_load(request_rec *r, const adf_dir_conf_t *dc,
 void adf_cache_hit(request_rec *r, adf_cache_req_t *cr);
 void adf_cache_miss(request_rec *r, adf_cache_req_t *cr,
                     apr_uint32_t codings);
+
+/* Queue r's file's delta against k for the worker to make: its dcz
+ * body at the strongest level k's size allows (adf_dict_level_max), when
+ * the CPU is idle.  Once per pair, however many ask. */
+void adf_cache_delta_queue(request_rec *r, adf_cache_req_t *cr,
+                           const struct adf_cache_kept_t *k);
 
 /* Queue r's file (r->filename: before a swap) for the worker to make in
  * codings, without counting a miss. */

@@ -24,6 +24,10 @@ typedef struct {
     apr_uint32_t generation;    /* of the configuration that queued it */
     apr_uint32_t cache;         /* the directory, in that configuration */
     apr_uint32_t codings;       /* bit 1 << c: the codings to make */
+    /* A delta (codings: dcz alone): against the kept version of this
+     * name hash (adf_cache_dict_hash) and SHA-256; 0: none. */
+    apr_uint64_t dict_name;
+    unsigned char dict[ADF_DIGEST_LEN];
     char path[ADF_CACHE_PATH];
 } adf_cache_item_t;
 

@@ -85,6 +85,8 @@ typedef struct {
     apr_size_t len;
     unsigned char source[ADF_DIGEST_LEN];   /* their SHA-256 */
     apr_uint64_t dict_hash;     /* its name as a dictionary */
+    adf_dict_t dict;            /* a delta's dictionary (data malloc'ed) */
+    apr_uint64_t delta_hash;    /* ... and the delta's name */
     adf_coding_e todo[ADF_NCODINGS];
     int ntodo, cur;
     apr_pool_t *pool;           /* the job's */
@@ -408,7 +410,7 @@ static int entry_ok(const adf_cache_gen_t *g, int i, int fd,
                     const struct stat *st, apr_uint64_t hash,
                     adf_coding_e c)
 {
-    unsigned char rec[ADF_CACHE_ORIGIN_MAX];
+    unsigned char rec[ADF_CACHE_ORIGIN_MAX], sha[ADF_DIGEST_LEN];
     adf_cache_trailer_t tr;
     adf_cache_origin_t o;
     int rc;
@@ -419,7 +421,17 @@ static int entry_ok(const adf_cache_gen_t *g, int i, int fd,
      * hash it was asked for) */
     if (rc == ADF_CACHE_TRAILER_OK
         && (tr.coding != c
-            || (c != ADF_IDENTITY && adf_cache_key_hash(&tr.key) != hash))) {
+            || (c != ADF_IDENTITY && !adf_coding(c)->needs_dict
+                && adf_cache_key_hash(&tr.key) != hash))) {
+        rc = ADF_CACHE_TRAILER_BAD;
+    }
+    /* a delta's name: its source's entry and the slot of the dictionary
+     * its header names */
+    if (rc == ADF_CACHE_TRAILER_OK && c != ADF_IDENTITY
+        && adf_coding(c)->needs_dict
+        && (adf_cache_delta_dict(fd, tr.length, sha) != 0
+            || adf_cache_delta_hash(adf_cache_key_hash(&tr.key), sha)
+               != hash)) {
         rc = ADF_CACHE_TRAILER_BAD;
     }
     if (rc == ADF_CACHE_TRAILER_OK && c == ADF_IDENTITY) {
@@ -539,6 +551,8 @@ static void job_free(const adf_cache_gen_t *g, job_t *j)
     adf_digest_abandon(&j->digest);
     free(j->data);
     j->data = NULL;
+    free((void *)j->dict.data);
+    j->dict.data = NULL;
     if (j->pool) {
         apr_pool_destroy(j->pool);
         j->pool = NULL;
@@ -747,6 +761,54 @@ static int digest_of(const char *data, apr_size_t len, unsigned char *out)
     return adf_digest_final(&dg, out);
 }
 
+/* A delta job's dictionary: the kept version the item names, read whole
+ * and checked against its SHA-256 (a request removes a damaged one).
+ * 0, or -1 when it is gone, damaged or not that one. */
+static int read_dict(const adf_cache_gen_t *g, job_t *j)
+{
+    unsigned char rec[ADF_CACHE_ORIGIN_MAX], sha[ADF_DIGEST_LEN];
+    char name[ADF_CACHE_NAME_MAX];
+    adf_cache_trailer_t tr;
+    adf_cache_origin_t o;
+    struct stat st;
+    apr_off_t len;
+    unsigned char *buf = NULL;
+    apr_size_t got = 0;
+    ssize_t n;
+    int fd, rc = -1;
+
+    adf_cache_entry_name(name, j->item.dict_name, ADF_IDENTITY);
+    fd = openat(dfd(g, j->item.cache), name,
+                O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        return -1;
+    }
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()
+        && adf_cache_trailer_read(fd, st.st_size, &tr) == ADF_CACHE_TRAILER_OK
+        && tr.coding == ADF_IDENTITY
+        && !memcmp(tr.source, j->item.dict, ADF_DIGEST_LEN)
+        && (len = adf_cache_origin_read(fd, tr.length, rec, &o)) >= 0
+        && len <= ADF_DICT_MAX && (buf = malloc(len ? (apr_size_t)len : 1))) {
+        while (got < (apr_size_t)len
+               && ((n = pread(fd, buf + got, (apr_size_t)len - got,
+                              (off_t)got)) > 0 || (n < 0 && errno == EINTR))) {
+            got += n > 0 ? (apr_size_t)n : 0;
+        }
+        if (got == (apr_size_t)len
+            && digest_of((const char *)buf, got, sha) == 0
+            && !memcmp(sha, j->item.dict, ADF_DIGEST_LEN)) {
+            j->dict.data = buf;
+            j->dict.len = got;
+            memcpy(j->dict.hash, sha, ADF_DIGEST_LEN);
+            buf = NULL;
+            rc = 0;
+        }
+    }
+    free(buf);
+    close(fd);
+    return rc;
+}
+
 static int start_job(const adf_cache_gen_t *g, apr_pool_t *parent)
 {
     job_t *j = &w.job;
@@ -773,6 +835,19 @@ static int start_job(const adf_cache_gen_t *g, apr_pool_t *parent)
     }
     if (digest_of(j->data, j->len, j->source) != 0) {
         end_job(g);
+        return 1;
+    }
+    if (j->item.dict_name) {
+        /* a delta: dcz against the kept version the request named */
+        j->delta_hash = adf_cache_delta_hash(j->item.hash, j->item.dict);
+        rec = adf_cache_index_find(&w.index[j->item.cache], j->delta_hash);
+        if (!still_there(g, (int)j->item.cache, rec, ADF_DCZ)
+            && read_dict(g, j) == 0) {
+            j->todo[j->ntodo++] = ADF_DCZ;
+        }
+        if (!j->ntodo) {
+            end_job(g);
+        }
         return 1;
     }
     rec = adf_cache_index_find(&w.index[j->item.cache], j->item.hash);
@@ -820,7 +895,8 @@ static apr_status_t sink(void *baton, const char *data, apr_size_t len)
  * dictionary the one its SHA-256, host and path pattern give it. */
 static apr_uint64_t entry_hash(const job_t *j, adf_coding_e c)
 {
-    return c == ADF_IDENTITY ? j->dict_hash : j->item.hash;
+    return c == ADF_IDENTITY ? j->dict_hash
+           : adf_coding(c)->needs_dict ? j->delta_hash : j->item.hash;
 }
 
 static int whole(const job_t *j, adf_coding_e c)
@@ -877,6 +953,14 @@ static int open_coding(const adf_cache_gen_t *g, job_t *j, adf_coding_e c)
     }
     o.coding = adf_coding(c);
     o.level = o.coding->strongest;
+    if (o.coding->needs_dict) {
+        /* against a dictionary, what its preparation allows: the level
+         * bounds a dictionary's cost wherever it is used */
+        o.dict = &j->dict;
+        o.level = adf_dict_level_max(j->dict.len);
+        o.level = o.level < o.coding->strongest ? o.level
+                                                : o.coding->strongest;
+    }
     o.size_hint = (apr_off_t)j->len;
     o.flags = flags;
     o.bufsize = CHUNK;

@@ -13,6 +13,7 @@
 #define TRAILER_VERSION 4
 /* A dictionary: a source's own bytes, named from their SHA-256. */
 #define DICT_EXT ".dict"
+#define DELTA_EXT ".dcz"   /* a coding made against a dictionary */
 #define IDENTITY_TOKEN "identity"
 static const char magic[8] = { 'A', 'D', 'F', 'c', 'a', 'c', 'h', 'e' };
 
@@ -59,7 +60,8 @@ void adf_cache_entry_name(char *buf, apr_uint64_t hash, adf_coding_e c)
     const adf_coding_t *d = adf_coding(c);
 
     snprintf(buf, ADF_CACHE_NAME_MAX, "%016" APR_UINT64_T_HEX_FMT "%s",
-             hash, c == ADF_IDENTITY ? DICT_EXT : d && d->ext ? d->ext : ".x");
+             hash, c == ADF_IDENTITY ? DICT_EXT : d && d->needs_dict ? DELTA_EXT
+             : d && d->ext ? d->ext : ".x");
 }
 
 static apr_uint64_t mix_string(apr_uint64_t h, const char *s)
@@ -139,6 +141,10 @@ adf_cache_file_e adf_cache_file_kind(const char *name, apr_uint64_t *hash,
     }
     if (d) {
         *c = d->id;
+    }
+    else if (len == strlen(DELTA_EXT) && !memcmp(rest, DELTA_EXT, len)
+             && adf_coding(ADF_DCZ)) {
+        *c = ADF_DCZ;
     }
     else if (len == strlen(DICT_EXT) && !memcmp(rest, DICT_EXT, len)) {
         *c = ADF_IDENTITY;
@@ -287,6 +293,36 @@ apr_off_t adf_cache_origin_read(int fd, apr_uint64_t length,
         return -1;
     }
     return (apr_off_t)(length - rec);
+}
+
+apr_uint64_t adf_cache_delta_hash(apr_uint64_t entry,
+                                  const unsigned char *sha)
+{
+    return mix(mix(entry, 0x64656c7461ULL), sha[0] % ADF_CACHE_DELTAS);
+}
+
+int adf_cache_delta_dict(int fd, apr_uint64_t length, unsigned char *sha)
+{
+    const adf_coding_t *d = adf_coding(ADF_DCZ);
+    unsigned char head[64];
+    apr_size_t n = d ? d->dict_magic_len + ADF_DIGEST_LEN : 0, got = 0;
+    ssize_t k;
+
+    if (!d || length < n) {
+        return -1;
+    }
+    while (got < n) {
+        k = pread(fd, head + got, n - got, (off_t)got);
+        if (k <= 0 && !(k < 0 && errno == EINTR)) {
+            return -1;
+        }
+        got += k > 0 ? (apr_size_t)k : 0;
+    }
+    if (memcmp(head, d->dict_magic, d->dict_magic_len)) {
+        return -1;
+    }
+    memcpy(sha, head + d->dict_magic_len, ADF_DIGEST_LEN);
+    return 0;
 }
 
 /* Layout: version, the coding's token (NUL-padded; "identity" for a

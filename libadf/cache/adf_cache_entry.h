@@ -34,6 +34,16 @@
  * default handler then sends the coded bytes only (the request's finfo
  * says their length).
  *
+ * A delta (a source coded against a dictionary a client holds: dcz, RFC
+ * 9842) is an entry of coding dcz like any other, its trailer the
+ * source's; its bytes start with the dcz header, which names the
+ * dictionary's SHA-256.  It is named "<16 hex digits>.dcz" from the
+ * source's entry hash and one of ADF_CACHE_DELTAS slots the dictionary's
+ * hash picks (adf_cache_delta_hash): at most that many deltas of one
+ * version are kept, and a delta against another dictionary in its slot
+ * replaces it.  A reader checks the trailer as for any entry and that
+ * the header names the dictionary it was asked for.
+ *
  * Files are written as "<entry name>.tmp.<node>.<pid>" and renamed when
  * complete, so no partial entry is ever visible under an entry's name.
  * The node (16 hex digits) names the host and PID namespace the writer's
@@ -111,6 +121,19 @@ apr_off_t adf_cache_origin_read(int fd, apr_uint64_t length,
  * for virtual host host in cache directory dir: never 0. */
 apr_uint64_t adf_cache_version_key(apr_uint64_t entry, const char *host,
                                    int dir);
+
+/* The deltas kept of one version of a file, at most. */
+#define ADF_CACHE_DELTAS 4
+
+/* The name hash of the delta of the entry hash entry
+ * (adf_cache_key_hash) against the dictionary whose SHA-256 is sha. */
+apr_uint64_t adf_cache_delta_hash(apr_uint64_t entry,
+                                  const unsigned char *sha);
+
+/* The SHA-256 the dcz header of the delta open on fd names (its coded
+ * bytes are length long), into sha: 0, or -1 when it has no such
+ * header or it cannot be read. */
+int adf_cache_delta_dict(int fd, apr_uint64_t length, unsigned char *sha);
 
 /* Who writes a temporary file: process pid of node (never 0), or, in
  * the name an earlier release gave it ("<entry name>.tmp.<pid>"), of a

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct {
     adf_idle_t idle;            /* first: the idle list's link */
@@ -21,6 +22,8 @@ typedef struct {
     apr_uint32_t key;           /* what it is set up for (zstd_key) */
     ZSTD_EndDirective mode;     /* of the write in progress */
     ZSTD_inBuffer in;
+    adf_dict_prep_t *held;      /* a stable dictionary's, taken for the
+                                 * stream */
 } zstd_t;
 
 /* Contexts are reused (ZSTD_CCtx_reset): their workspace is kept, and
@@ -33,6 +36,7 @@ static void zstd_destroy(adf_idle_t *e)
 {
     zstd_t *st = (zstd_t *)e;
 
+    adf_dict_prep_put(st->held);
     ZSTD_freeCCtx(st->cctx);
     free(st);
 }
@@ -122,26 +126,64 @@ static int dict_wlog(const adf_dict_t *dict, apr_off_t hint)
     return w < max ? w : max;
 }
 
-/* Prepared dictionaries.  Loaded as a prefix, a dictionary is indexed
- * again for every stream: a 13 KB page against 110 KB cost 232 us at
- * level 3 and 14.9 ms at 12, against 95 us and 0.73 ms prepared once
- * (ZSTD_CDict; bench/dictionary).  A dictionary whose bytes live as long
- * as the process (adf_dict_t's stable: the configuration's) is prepared
- * once per level and kept, up to CDICT_BYTES in all; others, and any
- * beyond, are loaded as a prefix. */
-#define CDICT_MAX 32
-#define CDICT_BYTES (64 * 1024 * 1024)
-
-static struct {
-    const unsigned char *data;  /* the same bytes at the same place: a */
-    apr_size_t len;             /* configuration read again in the same */
-    unsigned char hash[ADF_DICT_HASH_LEN];  /* process may reuse the */
-    int level;                  /* place for other bytes */
+/* Prepared dictionaries (adf_codec.h).  Loaded as a prefix, a dictionary
+ * is indexed again for every stream: a 13 KB page against 110 KB cost
+ * 232 us at level 3 and 14.9 ms at 12, against 95 us and 0.73 ms
+ * prepared once (ZSTD_CDict; bench/dictionary). */
+struct adf_dict_prep_t {
+    unsigned char hash[ADF_DICT_HASH_LEN];
+    apr_size_t len;
+    int level;
     ZSTD_CDict *cd;
-} cdicts[CDICT_MAX];
-static int ncdicts;
-static apr_size_t cdict_bytes;
-static pthread_mutex_t cdict_lock = PTHREAD_MUTEX_INITIALIZER;
+    void *owned;                /* the bytes, where the CDict holds them */
+    apr_size_t bytes;           /* the CDict's and the bytes' */
+    int refs;                   /* holders, the table's one included */
+    apr_uint64_t used;          /* the table's clock at its last get */
+};
+
+#define PREP_MAX 32
+static adf_dict_prep_t *preps[PREP_MAX];
+static int npreps;
+static apr_size_t prep_bytes;
+static apr_uint64_t prep_clock;
+/* The cost learned, per level: measured CPU / what prep_ns_per_byte
+ * says, smoothed (1: none measured yet). */
+static double prep_scale[ADF_MAX_LEVEL + 1];
+static pthread_mutex_t prep_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* CPU per byte of dictionary to prepare it at each level, ns: 16 MB of
+ * text (C headers and Perl modules) on this project's machine, each
+ * level no less than the one below (16 measured 156, 11 13.8); a
+ * megabyte costs the same per byte to level 12 and up to half of it
+ * above.  Level 13 and up take libzstd's binary trees. */
+static const double prep_ns_per_byte[20] = {
+    0, 1.3, 1.7, 3.1, 3.2, 4.1, 4.3, 4.3, 4.9, 8.4, 13.9,
+    13.9, 18.6, 143, 191, 199, 199, 235, 236, 285
+};
+
+static void prep_free(adf_dict_prep_t *p)
+{
+    ZSTD_freeCDict(p->cd);
+    free(p->owned);
+    free(p);
+}
+
+static void unref(adf_dict_prep_t *p)     /* under prep_lock */
+{
+    if (--p->refs == 0) {
+        prep_free(p);
+    }
+}
+
+/* Out of the table (under prep_lock): freed once no stream holds it. */
+static void evict_at(int i)
+{
+    adf_dict_prep_t *p = preps[i];
+
+    prep_bytes -= p->bytes;
+    preps[i] = preps[--npreps];
+    unref(p);
+}
 
 /* At the process's end (adf_codec_pool_at_exit): the prepared
  * dictionaries freed, unless another thread, or the code the exit
@@ -150,64 +192,219 @@ static void release_prepared(void)
 {
     int i;
 
-    if (pthread_mutex_trylock(&cdict_lock)) {
+    if (pthread_mutex_trylock(&prep_lock)) {
         return;
     }
-    for (i = 0; i < ncdicts; i++) {
-        ZSTD_freeCDict(cdicts[i].cd);
+    for (i = npreps - 1; i >= 0; i--) {
+        evict_at(i);
     }
-    ncdicts = 0;
-    cdict_bytes = 0;
-    pthread_mutex_unlock(&cdict_lock);
+    pthread_mutex_unlock(&prep_lock);
 }
 
-static const ZSTD_CDict *prepared(const adf_dict_t *dict, int level)
+adf_dict_prep_t *adf_dict_prep_get(const unsigned char *hash, apr_size_t len,
+                                   int level)
 {
-    static int registered;
-    ZSTD_CDict *cd = NULL;
+    adf_dict_prep_t *p = NULL;
     int i;
 
-    pthread_mutex_lock(&cdict_lock);
-    for (i = 0; i < ncdicts; i++) {
-        if (cdicts[i].data == dict->data && cdicts[i].len == dict->len
-            && cdicts[i].level == level
-            && !memcmp(cdicts[i].hash, dict->hash, ADF_DICT_HASH_LEN)) {
-            cd = cdicts[i].cd;
+    pthread_mutex_lock(&prep_lock);
+    for (i = 0; i < npreps; i++) {
+        if (preps[i]->len == len && (!level || preps[i]->level == level)
+            && !memcmp(preps[i]->hash, hash, ADF_DICT_HASH_LEN)
+            && (!p || preps[i]->used > p->used)) {
+            p = preps[i];
+        }
+    }
+    if (p) {
+        p->refs++;
+        p->used = ++prep_clock;
+    }
+    pthread_mutex_unlock(&prep_lock);
+    return p;
+}
+
+static apr_uint64_t cpu_ns(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (apr_uint64_t)t.tv_sec * 1000000000u + (apr_uint64_t)t.tv_nsec;
+}
+
+adf_dict_prep_t *adf_dict_prep_make(const adf_dict_t *dict, int level,
+                                    int owned)
+{
+    adf_dict_prep_t *p, *had = NULL;
+    apr_uint64_t t0;
+    double took, scale;
+    int i;
+
+    if (level < 1 || level > 19 || !dict->data
+        || !(p = calloc(1, sizeof(*p)))) {
+        if (owned) {
+            free((void *)dict->data);
+        }
+        return NULL;
+    }
+    /* outside the lock: a large dictionary takes its time */
+    t0 = cpu_ns();
+    p->cd = ZSTD_createCDict_advanced(dict->data, dict->len, ZSTD_dlm_byRef,
+                                      ZSTD_dct_rawContent,
+                                      ZSTD_getCParams(level, 0, dict->len),
+                                      zstd_mem);
+    took = (double)(cpu_ns() - t0);
+    if (!p->cd) {
+        free(p);
+        if (owned) {
+            free((void *)dict->data);
+        }
+        return NULL;
+    }
+    memcpy(p->hash, dict->hash, ADF_DICT_HASH_LEN);
+    p->len = dict->len;
+    p->level = level;
+    p->owned = owned ? (void *)dict->data : NULL;
+    p->bytes = ZSTD_sizeof_CDict(p->cd) + (owned ? dict->len : 0);
+    p->refs = 1;
+
+    pthread_mutex_lock(&prep_lock);
+    if (dict->len >= 64 * 1024) {
+        /* (smaller ones are timed mostly by libzstd's set-up) */
+        scale = took / (prep_ns_per_byte[level] * (double)dict->len);
+        prep_scale[level] = prep_scale[level] > 0
+                            ? 0.7 * prep_scale[level] + 0.3 * scale : scale;
+    }
+    for (i = 0; i < npreps; i++) {
+        if (preps[i]->len == p->len && preps[i]->level == level
+            && !memcmp(preps[i]->hash, p->hash, ADF_DICT_HASH_LEN)) {
+            had = preps[i];     /* another thread's, made meanwhile */
             break;
         }
     }
-    if (!cd && ncdicts < CDICT_MAX && cdict_bytes < CDICT_BYTES
-        && (cd = ZSTD_createCDict_advanced(
-                dict->data, dict->len, ZSTD_dlm_byRef, ZSTD_dct_rawContent,
-                ZSTD_getCParams(level, 0, dict->len), zstd_mem))) {
-        cdicts[ncdicts].data = dict->data;
-        cdicts[ncdicts].len = dict->len;
-        memcpy(cdicts[ncdicts].hash, dict->hash, ADF_DICT_HASH_LEN);
-        cdicts[ncdicts].level = level;
-        cdicts[ncdicts++].cd = cd;
-        cdict_bytes += ZSTD_sizeof_CDict(cd);
-        if (!registered) {
-            adf_codec_pool_at_exit(release_prepared);
-            registered = 1;
-        }
+    if (had) {
+        had->refs++;
+        had->used = ++prep_clock;
     }
-    pthread_mutex_unlock(&cdict_lock);
-    return cd;
+    else {
+        /* room: the least recently used ones no stream holds go */
+        while (npreps && (npreps == PREP_MAX
+                          || prep_bytes + p->bytes > ADF_DICT_PREP_BYTES)) {
+            int lru = -1;
+
+            for (i = 0; i < npreps; i++) {
+                if (preps[i]->refs == 1
+                    && (lru < 0 || preps[i]->used < preps[lru]->used)) {
+                    lru = i;
+                }
+            }
+            if (lru < 0) {
+                break;
+            }
+            evict_at(lru);
+        }
+        if (npreps < PREP_MAX
+            && prep_bytes + p->bytes <= ADF_DICT_PREP_BYTES) {
+            static int registered;
+
+            if (!registered) {
+                adf_codec_pool_at_exit(release_prepared);
+                registered = 1;
+            }
+            /* kept: the table's reference and the caller's */
+            p->refs++;
+            p->used = ++prep_clock;
+            prep_bytes += p->bytes;
+            preps[npreps++] = p;
+        }
+        /* else the caller's alone, freed when it is let go */
+    }
+    pthread_mutex_unlock(&prep_lock);
+    if (had) {
+        prep_free(p);
+        return had;
+    }
+    return p;
+}
+
+void adf_dict_prep_put(adf_dict_prep_t *p)
+{
+    if (p) {
+        pthread_mutex_lock(&prep_lock);
+        unref(p);
+        pthread_mutex_unlock(&prep_lock);
+    }
+}
+
+int adf_dict_prep_level(const adf_dict_prep_t *p)
+{
+    return p->level;
+}
+
+apr_size_t adf_dict_prep_tables(const adf_dict_prep_t *p)
+{
+    return ZSTD_sizeof_CDict(p->cd);
+}
+
+void adf_dict_prep_flush(void)
+{
+    int i;
+
+    pthread_mutex_lock(&prep_lock);
+    for (i = npreps - 1; i >= 0; i--) {
+        evict_at(i);    /* one a stream holds is freed when it is done */
+    }
+    pthread_mutex_unlock(&prep_lock);
+}
+
+double adf_dict_prep_cost(int level, apr_size_t len)
+{
+    double scale;
+
+    if (level < 1 || level > 19) {
+        return 0;
+    }
+    pthread_mutex_lock(&prep_lock);
+    scale = prep_scale[level] > 0 ? prep_scale[level] : 1;
+    pthread_mutex_unlock(&prep_lock);
+    return prep_ns_per_byte[level] * (double)len * scale;
+}
+
+int adf_dict_level_max(apr_size_t len)
+{
+    int level = 19;
+
+    while (level > 0
+           && prep_ns_per_byte[level] * (double)len > ADF_DICT_PREP_MAX_NS) {
+        level--;
+    }
+    return level;
 }
 
 /* The dictionary as raw content (a dictionary that starts with zstd's
- * dictionary magic is still content here), for this frame only. */
-static int ref_dict(ZSTD_CCtx *cctx, const adf_dict_t *dict, int wlog,
-                    int level)
+ * dictionary magic is still content here), for this frame only: its
+ * prepared form where the caller gave one or the stream took one (a
+ * stable dictionary is prepared once per level and kept), else as a
+ * prefix. */
+static int ref_dict(zstd_t *st, const adf_dict_t *dict, int wlog, int level)
 {
-    const ZSTD_CDict *cd = dict->stable ? prepared(dict, level) : NULL;
+    const adf_dict_prep_t *p = dict->prep;
 
-    if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, wlog))) {
+    if (!p && dict->stable && !st->held) {
+        if (!(st->held = adf_dict_prep_get(dict->hash, dict->len, level))) {
+            st->held = adf_dict_prep_make(dict, level, 0);
+        }
+    }
+    p = p ? p : st->held;
+    if (ZSTD_isError(ZSTD_CCtx_setParameter(st->cctx, ZSTD_c_windowLog,
+                                            wlog))) {
         return 1;
     }
-    return cd ? ZSTD_isError(ZSTD_CCtx_refCDict(cctx, cd))
-              : ZSTD_isError(ZSTD_CCtx_refPrefix_advanced(
-                    cctx, dict->data, dict->len, ZSTD_dct_rawContent));
+    if (p) {
+        return ZSTD_isError(ZSTD_CCtx_refCDict(st->cctx, p->cd));
+    }
+    return !dict->data
+           || ZSTD_isError(ZSTD_CCtx_refPrefix_advanced(
+                  st->cctx, dict->data, dict->len, ZSTD_dct_rawContent));
 }
 
 static apr_status_t zstd_open(adf_stream_t *s, apr_off_t hint)
@@ -218,6 +415,11 @@ static apr_status_t zstd_open(adf_stream_t *s, apr_off_t hint)
              : stream_wlog(s->blevel, hint);
     zstd_t *st;
 
+    if (s->dict && s->dict->prep) {
+        /* a prepared dictionary codes at its own level (libzstd takes the
+         * CDict's), which the stream then reports */
+        s->level = s->blevel = s->dict->prep->level;
+    }
     if ((st = (zstd_t *)adf_idle_take(&zstd_idle, zstd_key(s->blevel, wlog),
                                       1))) {
         /* a new frame with new parameters; the workspace stays */
@@ -226,6 +428,9 @@ static apr_status_t zstd_open(adf_stream_t *s, apr_off_t hint)
             zstd_destroy(&st->idle);
             st = NULL;
         }
+    }
+    if (st) {
+        st->held = NULL;
     }
     if (!st) {
         if (!(st = calloc(1, sizeof(*st)))) {
@@ -244,7 +449,7 @@ static apr_status_t zstd_open(adf_stream_t *s, apr_off_t hint)
                                             s->blevel))
         || (whole && ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(
                          st->cctx, (unsigned long long)hint)))
-        || (s->dict ? ref_dict(st->cctx, s->dict, wlog, s->blevel)
+        || (s->dict ? ref_dict(st, s->dict, wlog, s->blevel)
             : !whole && zstd_fit_params(st->cctx, s->blevel, wlog))) {
         zstd_destroy(&st->idle);
         return APR_EGENERAL;
@@ -265,7 +470,7 @@ static apr_status_t zstd_fit(adf_stream_t *s, apr_size_t n)
                                                s->blevel))
         || ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(st->cctx,
                                                     (unsigned long long)n))
-        || (s->dict && ref_dict(st->cctx, s->dict,
+        || (s->dict && ref_dict(st, s->dict,
                                 dict_wlog(s->dict, (apr_off_t)n),
                                 s->blevel))) {
         return APR_EGENERAL;
@@ -312,10 +517,16 @@ static void zstd_free(adf_stream_t *s)
 {
     zstd_t *st = s->state;
 
-    if (ZSTD_isError(ZSTD_CCtx_reset(st->cctx, ZSTD_reset_session_only))) {
+    /* against a dictionary, the context lets go of it (and its prepared
+     * form, which may be freed now) */
+    if (ZSTD_isError(ZSTD_CCtx_reset(st->cctx, s->dict
+                                     ? ZSTD_reset_session_and_parameters
+                                     : ZSTD_reset_session_only))) {
         zstd_destroy(&st->idle);
         return;
     }
+    adf_dict_prep_put(st->held);
+    st->held = NULL;
     adf_idle_put(&zstd_idle, &st->idle, st->key, ZSTD_sizeof_CCtx(st->cctx));
 }
 
@@ -354,6 +565,52 @@ static const adf_backend_t *zstd_pick(int level, apr_off_t hint, int flags,
 }
 
 static const adf_codec_t zstd_codec = { zstd_pick };
+#else
+#include <stdlib.h>
+
+/* Without libzstd there is no dcz: nothing is ever prepared. */
+adf_dict_prep_t *adf_dict_prep_get(const unsigned char *hash, apr_size_t len,
+                                   int level)
+{
+    return NULL;
+}
+
+adf_dict_prep_t *adf_dict_prep_make(const adf_dict_t *dict, int level,
+                                    int owned)
+{
+    if (owned) {
+        free((void *)dict->data);
+    }
+    return NULL;
+}
+
+void adf_dict_prep_put(adf_dict_prep_t *p)
+{
+}
+
+int adf_dict_prep_level(const adf_dict_prep_t *p)
+{
+    return 0;
+}
+
+apr_size_t adf_dict_prep_tables(const adf_dict_prep_t *p)
+{
+    return 0;
+}
+
+void adf_dict_prep_flush(void)
+{
+}
+
+double adf_dict_prep_cost(int level, apr_size_t len)
+{
+    return 0;
+}
+
+int adf_dict_level_max(apr_size_t len)
+{
+    return 0;
+}
 #endif /* ADF_HAVE_ZSTD */
 
 const adf_coding_t adf_coding_zstd = {

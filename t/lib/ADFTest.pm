@@ -24,7 +24,8 @@ our @EXPORT = qw(docroot fetch head gunzip_ok unbrotli unzstd decode_body slurp
                  sibling_ext refused_cgi_posts status_json fetch_noted
                  uncoded probe error_log log_count restart wait_hit worker_state
                  needs_root config_check one_child_server undcz
-                 available_dictionary scratch_dir mapped);
+                 available_dictionary scratch_dir mapped deploy_file
+                 wait_advertised);
 
 # The codings the module under test has, as its build's configure decided
 # (scripts/run-httpd-tests passes them): the tests assert what this build
@@ -297,6 +298,29 @@ sub restart {
 # another child only after 10 s there: the worker was away 94 s to over
 # 150 s (CI, stops 33-35; the cause measured at stop 36, in
 # docs/reliability.md).
+# A new version of $dir/$name, as a deploy puts it: written under a
+# temporary name, dated 100 s ago (settled), renamed into place.
+sub deploy_file {
+    my ($dir, $name, $data) = @_;
+    spew("$dir/.$name", $data);
+    chmod 0644, "$dir/.$name";
+    utime time - 100, time - 100, "$dir/.$name";
+    rename "$dir/.$name", "$dir/$name" or die "rename: $!";
+}
+
+# $path asked (as fetch_noted, with $ae) until its version is advertised
+# as a dictionary (Use-As-Dictionary), for at most 30 s; $z false (a build
+# without zstd): once.  The last response.
+sub wait_advertised {
+    my ($path, $ae, $z) = @_;
+    my $r;
+    wait_for(sub {
+        ($r) = fetch_noted($path, $ae);
+        !$z || defined $r->header('Use-As-Dictionary');
+    }, 30);
+    return $r;
+}
+
 sub wait_hit {
     my ($path, $ae, $secs) = @_;
     my ($r, $n);

@@ -5,6 +5,8 @@
 #include "adf_cache_entry.h"
 #include "adf_cache_temp.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -604,11 +606,70 @@ START_TEST(temp_abandoned_when_unchanged)
 }
 END_TEST
 
+/* A delta: an entry of coding dcz, "<hash>.dcz", named from its source's
+ * entry and the slot its dictionary's hash picks: at most
+ * ADF_CACHE_DELTAS per version, whatever the dictionaries; its header
+ * names the dictionary. */
+START_TEST(deltas_named_by_slot)
+{
+    adf_ident_t a = key(), b = key();
+    apr_uint64_t e = adf_cache_key_hash(&a), f, h[256], ph;
+    unsigned char sha[ADF_DIGEST_LEN], got[ADF_DIGEST_LEN];
+    char name[ADF_CACHE_NAME_MAX], path[64];
+    adf_cache_writer_t wr;
+    adf_coding_e c;
+    int i, j, distinct = 0, fd;
+
+    if (!adf_coding(ADF_DCZ)) {
+        return;     /* (a build without zstd has no dcz: nothing to name) */
+    }
+    memset(sha, 0, sizeof(sha));
+    for (i = 0; i < 256; i++) {
+        sha[0] = (unsigned char)i;
+        sha[5] = (unsigned char)(i * 7);
+        h[i] = adf_cache_delta_hash(e, sha);
+        ck_assert(h[i] != e);
+        for (j = 0; j < i && h[j] != h[i]; j++) {
+        }
+        distinct += j == i;
+    }
+    ck_assert_int_eq(distinct, ADF_CACHE_DELTAS);
+    /* another version's slots are its own */
+    b.size++;
+    f = adf_cache_key_hash(&b);
+    sha[0] = 0;
+    ck_assert(adf_cache_delta_hash(f, sha) != adf_cache_delta_hash(e, sha));
+    adf_cache_entry_name(name, h[1], ADF_DCZ);
+    ck_assert_str_eq(name + 16, ".dcz");
+    ck_assert(adf_cache_file_kind(name, &ph, &c, &wr)
+              == ADF_CACHE_FILE_ENTRY);
+    ck_assert(ph == h[1]);
+    ck_assert_int_eq(c, ADF_DCZ);
+    /* the header names the dictionary; anything else has none */
+    snprintf(path, sizeof(path), "/tmp/adf-delta-%d", (int)getpid());
+    ck_assert_int_ge(fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600), 0);
+    for (i = 0; i < ADF_DIGEST_LEN; i++) {
+        sha[i] = (unsigned char)(i * 3 + 1);
+    }
+    ck_assert_int_eq(write(fd, adf_coding(ADF_DCZ)->dict_magic, 8), 8);
+    ck_assert_int_eq(write(fd, sha, sizeof(sha)), (int)sizeof(sha));
+    ck_assert_int_eq(write(fd, "frame", 5), 5);
+    ck_assert_int_eq(adf_cache_delta_dict(fd, 45, got), 0);
+    ck_assert(!memcmp(got, sha, sizeof(sha)));
+    ck_assert_int_eq(adf_cache_delta_dict(fd, 39, got), -1);
+    ck_assert_int_eq(pwrite(fd, "x", 1, 0), 1);
+    ck_assert_int_eq(adf_cache_delta_dict(fd, 45, got), -1);
+    close(fd);
+    unlink(path);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cache");
 
     adf_test(s, names_follow_the_key);
+    adf_test(s, deltas_named_by_slot);
     adf_test(s, crc_is_crc32);
     adf_test(s, trailer_round_trip);
     adf_test(s, trailer_rejects_damage);

@@ -1182,6 +1182,7 @@ static void dict_of(adf_dict_t *dict, const unsigned char *data, size_t len)
 {
     adf_digest_t dg;
 
+    memset(dict, 0, sizeof(*dict));
     dict->data = data;
     dict->len = len;
     ck_assert_int_eq(adf_digest_init(&dg), 0);
@@ -1405,6 +1406,116 @@ START_TEST(dcz_errors)
     free(v2);
 }
 END_TEST
+
+/* Prepared dictionaries (adf_dict_prep_*): found again by their SHA-256
+ * whatever copy of the bytes a stream names, coded against at their own
+ * level, freed only once no stream holds them, and bounded. */
+START_TEST(dict_prepared_once)
+{
+    size_t n = 300000;
+    unsigned char *v1 = version(n, 1), *v2 = version(n, 2);
+    unsigned char *copy = malloc(n), *out = malloc(n + 1);
+    sink_buf_t b = { NULL, 0, 0, 0, 0 };
+    adf_dict_t dict, use;
+    adf_dict_prep_t *p, *q;
+
+    adf_dict_prep_flush();
+    dict_of(&dict, v1, n);
+    ck_assert_ptr_null(adf_dict_prep_get(dict.hash, n, 0));
+    /* owned: the prepared form takes the (malloc'ed) bytes */
+    memcpy(copy, v1, n);
+    dict.data = copy;
+    ck_assert_ptr_nonnull(p = adf_dict_prep_make(&dict, 6, 1));
+    ck_assert_int_eq(adf_dict_prep_level(p), 6);
+    ck_assert_uint_gt(adf_dict_prep_tables(p), 0);
+    /* found by hash and length, at its level or any */
+    ck_assert_ptr_eq(q = adf_dict_prep_get(dict.hash, n, 6), p);
+    adf_dict_prep_put(q);
+    ck_assert_ptr_eq(q = adf_dict_prep_get(dict.hash, n, 0), p);
+    adf_dict_prep_put(q);
+    ck_assert_ptr_null(adf_dict_prep_get(dict.hash, n, 3));
+    ck_assert_ptr_null(adf_dict_prep_get(dict.hash, n - 1, 0));
+    /* a stream given only the prepared form codes at its level and
+     * decodes against the bytes */
+    memset(&use, 0, sizeof(use));
+    use.len = n;
+    memcpy(use.hash, dict.hash, sizeof(use.hash));
+    use.prep = p;
+    ck_assert_int_eq(encode_dict(ADF_DCZ, 1, &use, v2, n, (apr_off_t)n,
+                                 ADF_STREAM_WHOLE, n, 0, &b), APR_SUCCESS);
+    ck_assert_int_eq(adf_decode_all_dict(ADF_DCZ, v1, n, dict.hash, b.data,
+                                         b.len, out, n + 1, 1), (long)n);
+    ck_assert(!memcmp(out, v2, n));
+    ck_assert_uint_lt(b.len, n / 20);
+    /* flushed from the table while held: still usable, freed at the put */
+    adf_dict_prep_flush();
+    ck_assert_ptr_null(adf_dict_prep_get(dict.hash, n, 0));
+    b.len = 0;
+    ck_assert_int_eq(encode_dict(ADF_DCZ, 1, &use, v2, n, -1, 0, 4096, 0, &b),
+                     APR_SUCCESS);
+    ck_assert_int_eq(adf_decode_all_dict(ADF_DCZ, v1, n, dict.hash, b.data,
+                                         b.len, out, n + 1, 1), (long)n);
+    adf_dict_prep_put(p);
+    free(b.data);
+    free(out);
+    free(v1);
+    free(v2);
+}
+END_TEST
+
+START_TEST(dict_prepared_bounded)
+{
+    size_t n = 1 << 20;
+    unsigned char *v = version(n, 3);
+    adf_dict_t d[12];
+    adf_dict_prep_t *held, *p;
+    int i, kept = 0;
+
+    adf_dict_prep_flush();
+    /* one held all along: never evicted */
+    dict_of(&d[0], v, n);
+    ck_assert_ptr_nonnull(held = adf_dict_prep_make(&d[0], 10, 0));
+    for (i = 1; i < 12; i++) {
+        dict_of(&d[i], v, n);
+        d[i].hash[0] ^= (unsigned char)i;      /* as if other bytes */
+        d[i].hash[1] ^= (unsigned char)(i >> 8);
+        ck_assert_ptr_nonnull(p = adf_dict_prep_make(&d[i], 10, 0));
+        adf_dict_prep_put(p);
+    }
+    ck_assert_ptr_eq(p = adf_dict_prep_get(d[0].hash, n, 10), held);
+    adf_dict_prep_put(p);
+    /* level 10's tables are 12 MB for 1 MB: the table holds a few, the
+     * most recent */
+    for (i = 1; i < 12; i++) {
+        if ((p = adf_dict_prep_get(d[i].hash, n, 10))) {
+            kept++;
+            adf_dict_prep_put(p);
+        }
+    }
+    ck_assert_int_gt(kept, 0);
+    ck_assert_int_le((kept + 1) * (int)(adf_dict_prep_tables(held) >> 20),
+                     ADF_DICT_PREP_BYTES >> 20);
+    ck_assert_ptr_nonnull(p = adf_dict_prep_get(d[11].hash, n, 10));
+    adf_dict_prep_put(p);
+    adf_dict_prep_put(held);
+    adf_dict_prep_flush();
+    free(v);
+}
+END_TEST
+
+/* What preparing costs bounds the levels a dictionary is used at: 16 MB
+ * up to 9, 4 MB up to 12, 1 MB up to 13, a small one at every level. */
+START_TEST(dict_levels_by_size)
+{
+    ck_assert_int_eq(adf_dict_level_max(ADF_DICT_MAX), 9);
+    ck_assert_int_eq(adf_dict_level_max(4 << 20), 12);
+    ck_assert_int_eq(adf_dict_level_max(1 << 20), 13);
+    ck_assert_int_eq(adf_dict_level_max(100000), 19);
+    ck_assert(adf_dict_prep_cost(19, ADF_DICT_MAX) > ADF_DICT_PREP_MAX_NS);
+    ck_assert(adf_dict_prep_cost(1, 1 << 20) < adf_dict_prep_cost(10,
+                                                                 1 << 20));
+}
+END_TEST
 #endif /* ADF_HAVE_ZSTD */
 
 int main(void)
@@ -1426,6 +1537,9 @@ int main(void)
     slow_test(dcz_raw_content);
     slow_test(dcz_errors);
     adf_test(s, dcz_prepared_freed_at_exit);
+    slow_test(dict_prepared_once);
+    slow_test(dict_prepared_bounded);
+    adf_test(s, dict_levels_by_size);
 #endif
     slow_test(levels_and_errors);
     slow_test(gzip_padding);
