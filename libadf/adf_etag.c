@@ -69,7 +69,12 @@ static void classify(adf_tag_t *t, apr_size_t olen)
         for (f = 0; d && f < NFORMS; f++) {
             apr_size_t n;
 
-            if ((forms[f].kind == ADF_TAG_DICT) != (d->needs_dict != 0)
+            /* a coding against a dictionary is made on the fly only
+             * with the dictionary's hash; stored only as a cache entry
+             * (a kept delta) */
+            if (!(d->needs_dict ? forms[f].kind == ADF_TAG_DICT
+                                  || forms[f].kind == ADF_TAG_CACHE
+                                : forms[f].kind != ADF_TAG_DICT)
                 || !(n = suffix_len(t->opaque, olen, d->etag_suffix, f))) {
                 continue;
             }

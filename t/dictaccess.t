@@ -158,7 +158,8 @@ Apache::TestRequest::module('adf_tenant1001');
 my $dict = slurp("$root/dict/site.dict");
 my $page = slurp("$root/index.html") x 4;
 deploy("$root/tenants/1001/htdocs/dyn/page.html", $page);
-ok t_cmp(fetch('/dictionaries/site.dict')->code, $z ? 401 : 404,
+# (its Location's rule answers first, whether this build serves it or not)
+ok t_cmp(fetch('/dictionaries/site.dict')->code, 401,
          'a configured dictionary for alice only');
 my $r = fetch('/dyn/page.html', 'Accept-Encoding' => $ae);
 ok t_cmp($r->header('Link') // '-', '-',

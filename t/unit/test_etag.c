@@ -91,6 +91,13 @@ START_TEST(reads_tags)
     ck_assert_uint_eq(t.base_len, 1);
     /* dcz names its dictionary, or it is no tag of ours */
     ck_assert_int_eq(parse1("W/\"x-ad-dcz\"").kind, ADF_TAG_PLAIN);
+    /* a kept delta is a cache entry, named by its bytes */
+    t = parse1("\"x-ad-dcz-cache.0123456789abcdef\"");
+    ck_assert_int_eq(t.kind, ADF_TAG_CACHE);
+    ck_assert_int_eq(t.coding, ADF_DCZ);
+    ck_assert_uint_eq(t.base_len, 1);
+    ck_assert_int_eq(parse1("\"x-ad-dcz-pre.0123456789abcdef\"").kind,
+                     ADF_TAG_PLAIN);
 #else
     ck_assert_int_eq(parse1("W/\"x-ad-dcz-0123456789abcdef\"").kind,
                      ADF_TAG_PLAIN);
@@ -196,6 +203,15 @@ typedef struct {
     const unsigned char *dict;      /* the client's dictionary now */
 } chosen_t;
 
+/* Is rep one coding d is sent as?  A coding against a dictionary: on
+ * the fly against it, or a kept delta (a cache entry); others: any but
+ * that. */
+static int dict_rep(const adf_coding_t *d, rep_e rep)
+{
+    return d && d->needs_dict ? rep == R_DICT || rep == R_CACHE
+                              : rep != R_DICT;
+}
+
 /* Every pair (held, chosen), each held tag weak and strong, for each
  * client, against the same content and against another version of it:
  * a 304 exactly when the held tag names a representation of the current
@@ -218,11 +234,11 @@ START_TEST(every_pair)
             adf_coding_e hc = cs[h];
             const adf_coding_t *hd = adf_coding(hc);
             /* the representations there are: identity alone has no
-             * coding; dcz is made against a dictionary only, on the fly
-             * only; the others on the fly, stored or cached */
+             * coding; dcz is made against a dictionary, on the fly or
+             * kept as a cache entry (a delta); the others on the fly,
+             * stored or cached */
             if ((hr == R_IDENTITY) != (hc == ADF_IDENTITY)
-                || (hd && hd->needs_dict) != (hr == R_DICT)
-                || (hr == R_DICT && hc != ADF_DCZ)) {
+                || !dict_rep(hd, hr)) {
                 continue;
             }
             for (w = 0; w < 2; w++) for (d = 0; d < 3; d++)
@@ -240,7 +256,7 @@ START_TEST(every_pair)
                 int want, got;
 
                 if ((cr == R_IDENTITY) != (cc == ADF_IDENTITY)
-                    || (cd && cd->needs_dict) != (cr == R_DICT)) {
+                    || !dict_rep(cd, cr)) {
                     continue;
                 }
                 /* the client's tag; the content now: the same (abc) or
