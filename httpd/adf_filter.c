@@ -280,11 +280,13 @@ static void note_sizes(request_rec *r, const adf_stream_t *s, int timed,
 {
     apr_off_t in = adf_stream_bytes_in(s), out = adf_stream_bytes_out(s);
 
-    if (adf_config_notes()) {
-        /* the coder's CPU, where this response was timed (the trace) */
-        apr_table_addn(r->notes, ADF_NOTE_PREFIX "ns",
+    if (adf_config_trace_notes()) {
+        /* the coder's CPU, where this response was timed */
+        apr_table_addn(r->notes, ADF_NOTE_PREFIX "cpu",
                        timed ? apr_psprintf(r->pool, "%" APR_UINT64_T_FMT,
                                             ns) : "-");
+    }
+    if (adf_config_notes()) {
         apr_table_addn(r->notes, ADF_NOTE_PREFIX "in",
                        apr_off_t_toa(r->pool, in));
         apr_table_addn(r->notes, ADF_NOTE_PREFIX "out",
@@ -460,8 +462,8 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
         return NULL;
     }
     adf_shm_view(load);
-    if (adf_config_notes()) {
-        /* the budget this response is decided with (the trace) */
+    if (adf_config_trace_notes()) {
+        /* the budget this response is decided with */
         apr_table_addn(r->notes, ADF_NOTE_PREFIX "budget",
                        apr_psprintf(r->pool, "%.3g", load->budget));
     }
@@ -482,10 +484,12 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
         in.idle_budget = load->idle_budget;
     }
     adf_policy_decide(&pc, &in, d);
-    if (adf_config_notes() && in.client_ns > 0) {
-        apr_table_addn(r->notes, ADF_NOTE_PREFIX "rate",
-                       apr_psprintf(r->pool, "%.3g/%d", in.client_ns,
-                                    d->waits));
+    if (adf_config_trace_notes() && in.client_ns > 0) {
+        /* the client's path, ns per byte; "+": it waits on it (a larger
+         * budget would buy it time) */
+        apr_table_addn(r->notes, ADF_NOTE_PREFIX "path",
+                       apr_psprintf(r->pool, "%.3g%s", in.client_ns,
+                                    d->waits > 0 ? "+" : ""));
     }
     *slow = d->waits;
     if (d->coding == ADF_IDENTITY && d->reason == ADF_R_LOAD

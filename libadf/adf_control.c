@@ -490,15 +490,18 @@ static double goal_of(const adf_control_conf_t *conf, const adf_obs_t *obs)
  * mark, half the target, by a plain integral of the load's error.  With
  * the whole target for them too, 128 users with think time on loopback
  * got a p99 of 2.1 x that of gzip 1 fixed for 3 % fewer bytes. */
-static void steer_idle(adf_control_t *c, const adf_control_conf_t *conf,
-                       double used, double top)
+static void steer_idle(adf_control_t *c, const adf_model_t *m,
+                       const adf_control_conf_t *conf, double used,
+                       double top)
 {
     double mark = adf_control_idle_below(conf);
     double err = mark > 0 ? clamp((mark - used) / mark, -0.7, 0.7) : 0;
 
+    /* (never under the cheapest rungs, which such a client gets anyway:
+     * lower would only be a longer way back) */
     if (fabs(used - mark) >= ADF_CONTROL_BAND) {
-        c->idle_budget = clamp(c->idle_budget * exp(err), ADF_BUDGET_MIN,
-                               top);
+        c->idle_budget = clamp(c->idle_budget * exp(err),
+                               adf_control_floor(m, conf), top);
     }
     if (c->idle_budget > top * 0.9 && used < mark) {
         c->idle_budget = top;
@@ -678,7 +681,7 @@ void adf_control_update(adf_control_t *c, adf_model_t *m,
     if (full && c->prev_raw >= conf->limit_off) {
         used = sample;
     }
-    steer_idle(c, conf, used, top);
+    steer_idle(c, m, conf, used, top);
     goal = c->goal = goal_of(conf, obs);
     /* With a target near OFF the same holds for a sample over the goal
      * while the smoothed load lags it by more than a sample's noise (a
