@@ -353,23 +353,26 @@ static int whole_body(request_rec *r, apr_bucket_brigade *bb, apr_off_t len)
 }
 
 /* The client's path in ns per byte (TCP's window over its round trip),
- * 0 where TCP cannot tell or where it cannot matter: under the limit,
- * without a signal, for a 304.  Nor for a request an intermediary made
- * (Via, Forwarded, X-Forwarded-For): a cache stores the bytes and sends
- * them on over paths this connection says nothing about.
+ * 0 where TCP cannot tell yet (adf_policy.h); -1 for a request an
+ * intermediary made (Via, Forwarded, X-Forwarded-For): a cache stores the
+ * bytes and sends them on over paths this connection says nothing
+ * about, and the budget alone judges it.  Not asked where it cannot
+ * matter: under the limit, without a signal, for a 304.
  * adf_client_rate may answer from the connection's last asks. */
 static double client_ns(request_rec *r, const adf_load_view_t *load)
 {
     apr_uint64_t rate;
 
-    if (load->limited || load->stale || r->status == HTTP_NOT_MODIFIED
-        || apr_table_get(r->headers_in, "Via")
-        || apr_table_get(r->headers_in, "Forwarded")
-        || apr_table_get(r->headers_in, "X-Forwarded-For")
-        || !(rate = adf_client_rate(r))) {
+    if (load->limited || load->stale || r->status == HTTP_NOT_MODIFIED) {
         return 0;
     }
-    return 1e9 / (double)rate;
+    if (apr_table_get(r->headers_in, "Via")
+        || apr_table_get(r->headers_in, "Forwarded")
+        || apr_table_get(r->headers_in, "X-Forwarded-For")) {
+        return -1;
+    }
+    rate = adf_client_rate(r);
+    return rate ? 1e9 / (double)rate : 0;
 }
 
 /* A client that holds a dictionary for this response: the coding made
@@ -484,7 +487,7 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
         in.idle_budget = load->idle_budget;
     }
     adf_policy_decide(&pc, &in, d);
-    if (adf_config_trace_notes() && in.client_ns > 0) {
+    if (adf_config_trace_notes() && in.client_ns != 0) {
         /* the client's path, ns per byte; "+": it waits on it (a larger
          * budget would buy it time) */
         apr_table_addn(r->notes, ADF_NOTE_PREFIX "path",

@@ -108,6 +108,7 @@ void adf_request_facts(request_rec *r, const adf_dir_conf_t *dc,
  * at most RATE_REUSE_TIME, before TCP is asked again: a getsockopt costs
  * some 0.6 us (measured here), as much as the rest of a decision. */
 #define RATE_REUSE 7
+#define RATE_MIN_BYTES (16 * 1024)
 #define RATE_REUSE_TIME apr_time_from_sec(1)
 
 typedef struct {
@@ -117,31 +118,43 @@ typedef struct {
 } conn_rate_t;
 
 /* The rate TCP can deliver the connection's bytes at now, bytes/s: its
- * congestion window over its smoothed round trip (one window a round
- * trip), 0 where TCP cannot tell.  A response takes bytes / rate to
- * reach the client, whatever the path's own speed: a window cut by the
- * path's queue, a window back at its start after an idle connection's
- * timeout, a long round trip all slow it.  Not the bytes acknowledged
- * over the time TCP was busy: that time is counted in ticks (4 ms here)
- * and includes the client's delayed acknowledgement of each response's
- * last segment, which made clients on loopback with think time look
- * like 10-100 ns/B paths. */
+ * congestion window over its round trip (one window a round trip), 0
+ * where TCP cannot tell.  A response takes bytes / rate to reach the
+ * client, whatever the path's own speed: a window cut by the path's
+ * queue, a window back at its start after an idle connection's timeout,
+ * a long round trip all slow it.  The round trip is the smoothed one less
+ * twice its variation, never under the least seen: a client with think
+ * time acknowledges each response's last segment late (its delayed
+ * acknowledgement), which put loopback clients' smoothed round trips at
+ * 0.3-140 ms around a least of 20 us, their variation as large; a queue
+ * on a shared link holds the round trip up steadily (10-15 ms, varying
+ * by a tenth: such clients stay slow).  Not the bytes acknowledged over
+ * the time TCP was busy: that time is counted in ticks (4 ms here) and
+ * includes those late acknowledgements too.  Not before RATE_MIN_BYTES
+ * were acknowledged: until then the round trip may be the handshake's,
+ * which with a deferred accept (httpd's default AcceptFilter) ends with
+ * the first request, after a client's think time (100 ms on loopback). */
 static apr_uint64_t tcp_rate(conn_rec *c)
 {
     apr_socket_t *sock = ap_get_conn_socket(c);
     struct tcp_info ti;
     socklen_t len = sizeof(ti);
     apr_os_sock_t fd;
+    apr_uint32_t rtt;
 
     if (!sock || apr_os_sock_get(&fd, sock) != APR_SUCCESS
         || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0
-        || len < offsetof(struct tcp_info, tcpi_snd_cwnd)
-                 + sizeof(ti.tcpi_snd_cwnd)
-        || !ti.tcpi_rtt || !ti.tcpi_snd_cwnd || !ti.tcpi_snd_mss) {
+        || len < offsetof(struct tcp_info, tcpi_min_rtt)
+                 + sizeof(ti.tcpi_min_rtt)
+        || !ti.tcpi_rtt || !ti.tcpi_snd_cwnd || !ti.tcpi_snd_mss
+        || ti.tcpi_bytes_acked < RATE_MIN_BYTES) {
         return 0;
     }
-    return (apr_uint64_t)ti.tcpi_snd_cwnd * ti.tcpi_snd_mss * 1000000
-           / ti.tcpi_rtt;
+    rtt = ti.tcpi_rtt > 2 * ti.tcpi_rttvar
+          ? ti.tcpi_rtt - 2 * ti.tcpi_rttvar : 0;
+    rtt = rtt > ti.tcpi_min_rtt ? rtt : ti.tcpi_min_rtt;
+    return rtt ? (apr_uint64_t)ti.tcpi_snd_cwnd * ti.tcpi_snd_mss * 1000000
+                 / rtt : 0;
 }
 
 apr_uint64_t adf_client_rate(const request_rec *r)

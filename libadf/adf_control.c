@@ -9,9 +9,12 @@
 #define LEARN_RATE  0.3         /* EWMA weight of an interval's measure */
 #define SCALE_RATE  0.1         /* ... of the priors' calibration */
 
-double adf_control_floor(const adf_model_t *m, const adf_control_conf_t *conf)
+/* The cost of each coding's cheapest rung in use: the dearest of them
+ * (dearest 1) or the cheapest (0). */
+static double cheapest_rungs(const adf_model_t *m,
+                             const adf_control_conf_t *conf, int dearest)
 {
-    double floor = 0, cost, ratio;
+    double pick = 0, cost, ratio;
     int c, k, l;
 
     for (c = ADF_IDENTITY + 1; c < ADF_NCODINGS; c++) {
@@ -26,10 +29,18 @@ double adf_control_floor(const adf_model_t *m, const adf_control_conf_t *conf)
                     cheapest = cost;
                 }
             }
-            floor = cheapest > floor ? cheapest : floor;
+            if (cheapest > 0 && (pick <= 0 || (dearest ? cheapest > pick
+                                                       : cheapest < pick))) {
+                pick = cheapest;
+            }
         }
     }
-    return floor > ADF_BUDGET_MIN ? floor : ADF_BUDGET_MIN;
+    return pick > ADF_BUDGET_MIN ? pick : ADF_BUDGET_MIN;
+}
+
+double adf_control_floor(const adf_model_t *m, const adf_control_conf_t *conf)
+{
+    return cheapest_rungs(m, conf, 1);
 }
 
 void adf_control_init(adf_control_t *c, const adf_model_t *m,
@@ -497,11 +508,13 @@ static void steer_idle(adf_control_t *c, const adf_model_t *m,
     double mark = adf_control_idle_below(conf);
     double err = mark > 0 ? clamp((mark - used) / mark, -0.7, 0.7) : 0;
 
-    /* (never under the cheapest rungs, which such a client gets anyway:
-     * lower would only be a longer way back) */
+    /* (never under the cheapest rung of all, which such a client gets
+     * anyway: lower would only be a longer way back; not the dearest
+     * coding's cheapest, which bought brotli 1's cost of zlib's levels for
+     * a client that takes gzip alone) */
     if (fabs(used - mark) >= ADF_CONTROL_BAND) {
         c->idle_budget = clamp(c->idle_budget * exp(err),
-                               adf_control_floor(m, conf), top);
+                               cheapest_rungs(m, conf, 0), top);
     }
     if (c->idle_budget > top * 0.9 && used < mark) {
         c->idle_budget = top;

@@ -47,10 +47,13 @@ typedef struct {
     int whole;                  /* the whole body is at hand (its class) */
     int limited;                /* controller: above the CPU limit */
     int failsafe;               /* no fresh load signal: lowest level */
-    /* The client's path, ns per byte (TCP's delivery rate while it had
-     * data to send); 0: not known.  A rung whose CPU per byte it saves
-     * costs more than the client's time per byte buys that client
-     * nothing: its response stops below such rungs. */
+    /* The client's path, ns per byte (TCP's window over its round trip).
+     * A rung whose CPU per byte it saves costs more than the client's
+     * time per byte buys that client nothing: its response stops below
+     * such rungs.  0: not known yet (a connection's first response),
+     * judged as a client no rung past the cheapest gains time; < 0: an
+     * intermediary (a cache serves the bytes on), judged by the budget
+     * alone. */
     double client_ns;
     double idle_budget;         /* what such a client's response may spend
                                  * beyond those rungs (ns/B): the idle

@@ -48,6 +48,7 @@ static void policy_setup(void)
     in.accept = &acc;
     in.model = &model;
     in.budget = IDLE;
+    in.idle_budget = IDLE;
 }
 
 static adf_decision_t decide(void)
@@ -564,12 +565,18 @@ START_TEST(client_path_caps_the_rung)
     adf_accept_parse("gzip", &acc);
     n = adf_frontier(&model, ADF_GZIP, 0, 1, 9, pts);
     ck_assert_int_ge(n, 3);
-    /* loopback: cheaper per byte than any rung saves; the cheapest rung */
+    /* loopback: cheaper per byte than any rung saves; on a busy server
+     * (no idle budget past the cheapest rung) the cheapest rung */
     ck_assert_int_eq(adf_frontier_client(pts, n, 0.001), 1);
     in.client_ns = 0.001;
+    in.idle_budget = pts[1].cost;
     d = decide();
     ck_assert_int_eq(d.level, pts[1].level);
     ck_assert_int_eq(d.waits, 0);
+    /* ... and on an idle one, the top */
+    in.idle_budget = IDLE;
+    ck_assert_int_eq(decide().level, pts[n - 1].level);
+    in.idle_budget = pts[1].cost;
     /* a slow path: every rung pays; the top */
     ck_assert_int_eq(adf_frontier_client(pts, n, 1e6), n - 1);
     in.client_ns = 1e6;
@@ -593,9 +600,19 @@ START_TEST(client_path_caps_the_rung)
     d = decide();
     ck_assert_int_eq(d.reason, ADF_R_LOAD);
     ck_assert_int_eq(d.waits, 1);
-    /* unknown path: no cap, not counted */
+    /* a path not known yet: judged as one no rung past the cheapest
+     * gains, not counted; an idle CPU still affords it the top */
     in.client_ns = 0;
     in.budget = IDLE;
+    in.idle_budget = pts[1].cost;
+    d = decide();
+    ck_assert_int_eq(d.level, pts[1].level);
+    ck_assert_int_eq(d.waits, -1);
+    in.idle_budget = IDLE;
+    ck_assert_int_eq(decide().level, pts[n - 1].level);
+    /* an intermediary's request: the budget alone, not counted */
+    in.client_ns = -1;
+    in.idle_budget = pts[1].cost;
     d = decide();
     ck_assert_int_eq(d.level, pts[n - 1].level);
     ck_assert_int_eq(d.waits, -1);
