@@ -40,7 +40,7 @@ static const char *top_level_at[ADF_NCODINGS];  /* where it was set */
 /* AdaptiveDeflateNotes: Auto (ADF_UNSET), On or Off; and whether the
  * request notes are written (adf_config_notes), found at start-up. */
 static int notes_mode = ADF_UNSET;
-static int notes_wanted = 1;
+static int notes_wanted = 1, trace_wanted = 1;
 
 /* ---- records and merges ------------------------------------------------- */
 
@@ -402,13 +402,34 @@ static const char *set_notes(cmd_parms *cmd, void *cfg, const char *arg)
 }
 
 /* Does any directive of the configuration (Includes are in the tree)
- * name one of the notes: a LogFormat's %{...}n, an ErrorLogFormat, an
- * expression's note()? */
-static int names_a_note(const ap_directive_t *d)
+ * name one of the notes whose names start with prefix: a LogFormat's
+ * %{...}n, an ErrorLogFormat, an expression's note()? */
+static int names_a_note(const ap_directive_t *d, const char *prefix)
 {
     for (; d; d = d->next) {
-        if ((d->args && ap_strcasestr(d->args, ADF_NOTE_PREFIX))
-            || names_a_note(d->first_child)) {
+        if ((d->args && ap_strcasestr(d->args, prefix))
+            || names_a_note(d->first_child, prefix)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The decision trace's notes (budget, cpu, path: a float formatted per
+ * response) only where one of them is named, or notes are On. */
+static int trace_read(void)
+{
+    static const char *const trace[] = {
+        ADF_NOTE_PREFIX "budget", ADF_NOTE_PREFIX "cpu",
+        ADF_NOTE_PREFIX "path", NULL
+    };
+    int i;
+
+    if (notes_mode != ADF_UNSET) {
+        return notes_mode;
+    }
+    for (i = 0; trace[i]; i++) {
+        if (names_a_note(ap_conftree, trace[i])) {
             return 1;
         }
     }
@@ -431,12 +452,17 @@ static int notes_read(void)
             return 1;
         }
     }
-    return names_a_note(ap_conftree);
+    return names_a_note(ap_conftree, ADF_NOTE_PREFIX);
 }
 
 int adf_config_notes(void)
 {
     return notes_wanted;
+}
+
+int adf_config_trace_notes(void)
+{
+    return trace_wanted;
 }
 
 /* A numeric directive is a table row: its field (in the directory's
@@ -951,6 +977,7 @@ void adf_config_init(apr_pool_t *p)
     adf_policy_defaults(&default_policy);
     default_policy.min_length = ADF_DEFAULT_MIN_LENGTH;
     notes_wanted = notes_read();
+    trace_wanted = notes_wanted && trace_read();
     notes_mode = ADF_UNSET;     /* the next reading starts from Auto */
 }
 

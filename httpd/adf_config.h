@@ -105,6 +105,8 @@ int adf_config_dicts_used(void);
  * reads them they cost a response some 1 % for nothing
  * (AdaptiveDeflateNotes). */
 int adf_config_notes(void);
+/* ... and the decision trace's (budget, cpu, path): named, or On. */
+int adf_config_trace_notes(void);
 
 /* Set note ADF_NOTE_PREFIX name (a literal) where notes are written. */
 #define adf_note(r, name, value) \

@@ -35,9 +35,6 @@
 /* The share of responses whose compression CPU is measured, to learn what
  * each rung costs (a clock_gettime around each coder call). */
 #define ADF_TIMED_SHARE 0.25
-/* The share of responses whose client's path is measured while the budget
- * is at the top (below it, every response that the budget decides). */
-#define ADF_ASK_AT_TOP 0.125
 
 typedef struct {
     adf_stream_t *stream;       /* NULL: a HEAD, the body is dropped */
@@ -279,10 +276,17 @@ static void note_decision(request_rec *r, const adf_decision_t *d,
                   d->level, adf_reason_name(d->reason), ld);
 }
 
-static void note_sizes(request_rec *r, const adf_stream_t *s)
+static void note_sizes(request_rec *r, const adf_stream_t *s, int timed,
+                       apr_uint64_t ns)
 {
     apr_off_t in = adf_stream_bytes_in(s), out = adf_stream_bytes_out(s);
 
+    if (adf_config_trace_notes()) {
+        /* the coder's CPU, where this response was timed */
+        apr_table_addn(r->notes, ADF_NOTE_PREFIX "cpu",
+                       timed ? apr_psprintf(r->pool, "%" APR_UINT64_T_FMT,
+                                            ns) : "-");
+    }
     if (adf_config_notes()) {
         apr_table_addn(r->notes, ADF_NOTE_PREFIX "in",
                        apr_off_t_toa(r->pool, in));
@@ -349,23 +353,27 @@ static int whole_body(request_rec *r, apr_bucket_brigade *bb, apr_off_t len)
            && !is_streaming_type(r->content_type);
 }
 
-/* Is the client "slow": does its path take longer per byte than the
- * dearest compression costs?  1 or 0; -1 where it was not asked: under
- * the limit or without a signal, on most responses while the budget is
- * at the top (where the answer changes no decision, a sample keeps the
- * controller's share of slow clients current), and of a client TCP
- * knows nothing about yet.  adf_client_rate may answer from the
- * connection's last asks. */
-static int slow_client(request_rec *r, const adf_load_view_t *load)
+/* The client's path in ns per byte (TCP's window over its round trip),
+ * 0 where TCP cannot tell yet (adf_policy.h); -1 for a request an
+ * intermediary made (Via, Forwarded, X-Forwarded-For): a cache stores the
+ * bytes and sends them on over paths this connection says nothing
+ * about, and the budget alone judges it.  Not asked where it cannot
+ * matter: under the limit, without a signal, for a 304.
+ * adf_client_rate may answer from the connection's last asks. */
+static double client_ns(request_rec *r, const adf_load_view_t *load)
 {
     apr_uint64_t rate;
 
-    if (load->limited || load->stale
-        || (load->budget >= load->top && adf_rand01() >= ADF_ASK_AT_TOP)
-        || !(rate = adf_client_rate(r))) {
+    if (load->limited || load->stale || r->status == HTTP_NOT_MODIFIED) {
+        return 0;
+    }
+    if (apr_table_get(r->headers_in, "Via")
+        || apr_table_get(r->headers_in, "Forwarded")
+        || apr_table_get(r->headers_in, "X-Forwarded-For")) {
         return -1;
     }
-    return 1e9 / (double)rate > load->top;
+    rate = adf_client_rate(r);
+    return rate ? 1e9 / (double)rate : 0;
 }
 
 /* A client that holds a dictionary for this response: the coding made
@@ -461,6 +469,11 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
         return NULL;
     }
     adf_shm_view(load);
+    if (adf_config_trace_notes()) {
+        /* the budget this response is decided with */
+        apr_table_addn(r->notes, ADF_NOTE_PREFIX "budget",
+                       apr_psprintf(r->pool, "%.3g", load->budget));
+    }
     in.model = load->model;
     in.model_gen = load->model_gen;
     in.budget = load->budget;
@@ -471,16 +484,21 @@ static const adf_load_view_t *decide(request_rec *r, apr_bucket_brigade *bb,
         /* the rungs and the dice: not consulted over the limit */
         in.whole = whole_body(r, bb, in.length);
         in.dice = adf_rand01();
+        /* the client's path (TCP_INFO, a system call): rungs it gains no
+         * time from are not bought for it, and whether the budget held
+         * its response back sets the controller's goal */
+        in.client_ns = client_ns(r, load);
+        in.idle_budget = load->idle_budget;
     }
     adf_policy_decide(&pc, &in, d);
-    /* Whether the client's path is slow (TCP_INFO, a system call) sets
-     * the controller's goal: asked only for what the budget decided, a
-     * compressed response or one left out for the load; not for the
-     * clients that accept no coding, the types never compressed. */
-    if (!not_modified
-        && (d->coding != ADF_IDENTITY || d->reason == ADF_R_LOAD)) {
-        *slow = slow_client(r, load);
+    if (adf_config_trace_notes() && in.client_ns != 0) {
+        /* the client's path, ns per byte; "+": it waits on it (a larger
+         * budget would buy it time) */
+        apr_table_addn(r->notes, ADF_NOTE_PREFIX "path",
+                       apr_psprintf(r->pool, "%.3g%s", in.client_ns,
+                                    d->waits > 0 ? "+" : ""));
     }
+    *slow = d->waits;
     if (d->coding == ADF_IDENTITY && d->reason == ADF_R_LOAD
         && adf_req(r)->dict_over_stored) {
         /* The swap passed over stored bytes for the dictionary while the
@@ -1012,7 +1030,7 @@ apr_status_t adf_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
                 if ((rv = code(ctx, NULL, 0, ADF_OP_FINISH)) != APR_SUCCESS) {
                     return rv;
                 }
-                note_sizes(f->r, s);
+                note_sizes(f->r, s, ctx->timed, ctx->ns);
                 adf_shm_count_bytes(adf_stream_coding(s),
                                     adf_stream_bytes_in(s),
                                     adf_stream_bytes_out(s));

@@ -104,18 +104,12 @@ void adf_request_facts(request_rec *r, const adf_dir_conf_t *dc,
                       && apr_table_get(r->headers_in, "Via") != NULL;
 }
 
-/* Bytes the connection must have delivered before its rate means
- * anything (a new connection's first response tells nothing). */
-#define RATE_MIN_BYTES (64 * 1024)
-
 /* A rate found is used for this many more asks on the connection, for
- * at most RATE_REUSE_TIME, before TCP is asked again: it is an average
- * over the connection's life and moves slowly once RATE_SETTLED bytes
- * went through (before, slow start weighs on it), and a getsockopt costs
+ * at most RATE_REUSE_TIME, before TCP is asked again: a getsockopt costs
  * some 0.6 us (measured here), as much as the rest of a decision. */
 #define RATE_REUSE 7
+#define RATE_MIN_BYTES (16 * 1024)
 #define RATE_REUSE_TIME apr_time_from_sec(1)
-#define RATE_SETTLED (4 * RATE_MIN_BYTES)
 
 typedef struct {
     apr_uint64_t rate;
@@ -123,43 +117,55 @@ typedef struct {
     unsigned left;              /* asks that may reuse it */
 } conn_rate_t;
 
-/* The rate, and in *acked the bytes it is measured over. */
-static apr_uint64_t tcp_rate(conn_rec *c, apr_uint64_t *acked)
+/* The rate TCP can deliver the connection's bytes at now, bytes/s: its
+ * congestion window over its round trip (one window a round trip), 0
+ * where TCP cannot tell.  A response takes bytes / rate to reach the
+ * client, whatever the path's own speed: a window cut by the path's
+ * queue, a window back at its start after an idle connection's timeout,
+ * a long round trip all slow it.  The round trip is the smoothed one less
+ * twice its variation, never under the least seen: a client with think
+ * time acknowledges each response's last segment late (its delayed
+ * acknowledgement), which put loopback clients' smoothed round trips at
+ * 0.3-140 ms around a least of 20 us, their variation as large; a queue
+ * on a shared link holds the round trip up steadily (10-15 ms, varying
+ * by a tenth: such clients stay slow).  Not the bytes acknowledged over
+ * the time TCP was busy: that time is counted in ticks (4 ms here) and
+ * includes those late acknowledgements too.  Not before RATE_MIN_BYTES
+ * were acknowledged: until then the round trip may be the handshake's,
+ * which with a deferred accept (httpd's default AcceptFilter) ends with
+ * the first request, after a client's think time (100 ms on loopback). */
+static apr_uint64_t tcp_rate(conn_rec *c)
 {
     apr_socket_t *sock = ap_get_conn_socket(c);
     struct tcp_info ti;
     socklen_t len = sizeof(ti);
     apr_os_sock_t fd;
+    apr_uint32_t rtt;
 
-    *acked = 0;
     if (!sock || apr_os_sock_get(&fd, sock) != APR_SUCCESS
         || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0
-        || len < offsetof(struct tcp_info, tcpi_busy_time)
-                 + sizeof(ti.tcpi_busy_time)) {
+        || len < offsetof(struct tcp_info, tcpi_min_rtt)
+                 + sizeof(ti.tcpi_min_rtt)
+        || !ti.tcpi_rtt || !ti.tcpi_snd_cwnd || !ti.tcpi_snd_mss
+        || ti.tcpi_bytes_acked < RATE_MIN_BYTES) {
         return 0;
     }
-    /* What the path delivered while the connection had data to send:
-     * bytes acknowledged over the time TCP was busy sending (cwnd-,
-     * receive-window- or send-buffer-limited).  Unlike the last
-     * delivery-rate sample, this excludes the idle gaps between the
-     * responses of a kept-alive connection, which mark nearly every
-     * sample "application limited". */
-    if (ti.tcpi_bytes_acked >= RATE_MIN_BYTES && ti.tcpi_busy_time > 0) {
-        *acked = ti.tcpi_bytes_acked;
-        return ti.tcpi_bytes_acked * 1000000 / ti.tcpi_busy_time;
-    }
-    return 0;
+    rtt = ti.tcpi_rtt > 2 * ti.tcpi_rttvar
+          ? ti.tcpi_rtt - 2 * ti.tcpi_rttvar : 0;
+    rtt = rtt > ti.tcpi_min_rtt ? rtt : ti.tcpi_min_rtt;
+    return rtt ? (apr_uint64_t)ti.tcpi_snd_cwnd * ti.tcpi_snd_mss * 1000000
+                 / rtt : 0;
 }
 
 apr_uint64_t adf_client_rate(const request_rec *r)
 {
     conn_rec *c = r->connection;
     conn_rate_t *cr;
-    apr_uint64_t rate, acked;
+    apr_uint64_t rate;
 
     if (c->master) {
         /* HTTP/2: streams of one connection run in parallel; no memo */
-        return tcp_rate(c->master, &acked);
+        return tcp_rate(c->master);
     }
     /* An HTTP/1 connection serves one request at a time: its memo is
      * this request's to read and write. */
@@ -168,7 +174,7 @@ apr_uint64_t adf_client_rate(const request_rec *r)
         cr->left--;
         return cr->rate;
     }
-    if ((rate = tcp_rate(c, &acked)) != 0 && acked >= RATE_SETTLED) {
+    if ((rate = tcp_rate(c)) != 0) {
         if (!cr) {
             cr = apr_palloc(c->pool, sizeof(*cr));
             ap_set_module_config(c->conn_config, &adaptive_deflate_module,

@@ -79,10 +79,9 @@ void adf_request_facts(request_rec *r, const adf_dir_conf_t *dc,
                        adf_accept_t *acc, adf_policy_in_t *in,
                        adf_resp_fields_t *h);
 
-/* What the client's path delivers, as TCP measured it on this connection
- * (bytes/s); 0 when not known (a new connection, a rate the sender's own
- * pauses limited, not TCP).  An HTTP/1 connection keeps a settled rate
- * for a few asks (its conn_config slot). */
+/* The rate TCP can deliver this connection's bytes at now (bytes/s: its
+ * window over its round trip); 0 when not known (not TCP).  An HTTP/1
+ * connection keeps it for a few asks (its conn_config slot). */
 apr_uint64_t adf_client_rate(const request_rec *r);
 
 #endif /* ADF_REQUEST_H */

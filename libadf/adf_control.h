@@ -37,6 +37,7 @@
 #define ADF_CONTROL_STEP_FAR 4.0    /* factor */
 #define ADF_CONTROL_TRIM    0.2     /* share of the error added to the trim */
 #define ADF_CONTROL_TRIM_MAX 3.0    /* points, either way */
+#define ADF_CONTROL_TRIM_ZONE 5.0   /* ... added to within this of the goal */
 #define ADF_CONTROL_STEP_OFF 8.0    /* ... the most it falls on a sample >= OFF */
 /* After the limit trips, the budget resumes at a ceiling of this share
  * of the one that tripped it, raised by CEIL_UP a sample while the load
@@ -48,17 +49,6 @@
 #define ADF_CONTROL_CEIL_UP 1.03
 #define ADF_CONTROL_CEIL_HOLD 6.0
 #define ADF_BUDGET_MIN      0.01    /* ns/B: effectively nothing */
-/* One budget for every client.  A client whose path takes longer per
- * byte than the dearest rung's CPU ("slow": the link, not the CPU, holds
- * its response back) raises the goal through the slow share, not its own
- * budget: behind a shared link the same client is measured slow on one
- * response and not on the next, and more budget for some responses while
- * others were left out mixes identity with dearer rungs, which one fixed
- * rung beats on both bytes and CPU.  The share of the CPU target the
- * load of fast clients steers to (0.5 until stop 38: 16 users with think
- * time got 1.07 x the fewest bytes the CPU allowed; 0.8 gets 1.02-1.04 at
- * a p99 of 0.58-0.85 x that fixed setting's): */
-#define ADF_FAST_SHARE      0.8
 #define ADF_LEARN_MIN       65536   /* bytes a rung needs to learn from */
 /* Smaller bodies teach nothing about per-byte cost or ratio: their cost
  * is mostly the coder's set-up, their ratio the header's. */
@@ -108,6 +98,10 @@ typedef struct {
     double ema;                 /* smoothed load, percent */
     double spent;               /* compression's share, percent */
     double budget;              /* ns per byte */
+    double idle_budget;         /* ns per byte beyond the rungs a client's
+                                 * path gains time from: what the idle part
+                                 * of the CPU affords (steered to the idle
+                                 * mark) */
     double top;                 /* the dearest rung's cost at the last update */
     double slow_share;          /* of the bytes measured, the slow clients'
                                  * (smoothed) */
@@ -127,6 +121,13 @@ typedef struct {
     double ceiling_age;         /* seconds it has held since the pause */
     double risen_from;          /* the budget before the last update raised
                                  * it; 0: that update did not */
+    /* for the trace (the debug log, ?json): what the last update aimed
+     * at and expected */
+    double goal;                /* percent */
+    double predicted;           /* percent the new budget should bring;
+                                 * < 0: not predicted (held, limited) */
+    double egress_rate;         /* response bytes per second */
+    double eligible_rate;       /* compressible bytes per second */
 } adf_control_t;
 
 /* A cheap starting budget: a fresh server under load must not begin at
@@ -158,8 +159,9 @@ void adf_control_pin_top(adf_control_t *c, double top);
 /* The budget as a fraction of the top (log scale), for people: 0 .. 1. */
 double adf_control_effort(const adf_control_t *c);
 
-/* Idle, for background work (the compressed cache's worker): a smoothed
- * load below this share of the CPU target. */
+/* Idle, for background work (the compressed cache's worker) and for the
+ * rungs a client gains no time from: a smoothed load below this share of
+ * the CPU target. */
 #define ADF_IDLE_SHARE 0.5
 double adf_control_idle_below(const adf_control_conf_t *conf);
 

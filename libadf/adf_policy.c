@@ -216,29 +216,41 @@ static int thin(adf_point_t *pts, int n)
     return n > 1 ? k : n;
 }
 
-int adf_frontier(const adf_model_t *m, adf_coding_e c, int whole, int lo,
-                 int hi, adf_point_t *pts)
+/* Another coding's rung must give this much less output to displace the
+ * negotiated coding's on a frontier: near a tie the choice would follow
+ * the model's noise, and every switch restarts what a coding learns. */
+#define ADF_VALUE_MARGIN 0.02
+
+int adf_frontier_of(const adf_model_t *m, const adf_span_t *spans, int n,
+                    int whole, adf_point_t *pts)
 {
-    adf_point_t all[ADF_NLEVELS];
-    int i, j, n = 0, h = 0;
+    adf_point_t all[ADF_NPOINTS];
+    int i, j, k, na = 0, h = 0;
 
-    for (i = lo; i <= hi && i < ADF_NLEVELS; i++) {
-        adf_point_t p = { i, 0, 1 };
+    for (k = 0; k < n; k++) {
+        for (i = spans[k].lo; i <= spans[k].hi && i < ADF_NLEVELS; i++) {
+            adf_point_t p = { spans[k].coding, i, 0, 1 };
 
-        adf_model_rung(m, c, i, whole, &p.cost, &p.ratio);
-        /* insertion by cost, the better ratio first on equal cost */
-        for (j = n; j > 0 && (all[j - 1].cost > p.cost
-                              || (all[j - 1].cost == p.cost
-                                  && all[j - 1].ratio > p.ratio)); j--) {
-            all[j] = all[j - 1];
+            adf_model_rung(m, p.coding, i, whole, &p.cost, &p.ratio);
+            if (k > 0) {
+                p.ratio *= 1 + ADF_VALUE_MARGIN;    /* as compared */
+            }
+            /* insertion by cost, the better ratio first on equal cost,
+             * the earlier span first on both */
+            for (j = na; j > 0 && (all[j - 1].cost > p.cost
+                                   || (all[j - 1].cost == p.cost
+                                       && all[j - 1].ratio > p.ratio)); j--) {
+                all[j] = all[j - 1];
+            }
+            all[j] = p;
+            na++;
         }
-        all[j] = p;
-        n++;
     }
+    pts[h].coding = ADF_IDENTITY;
     pts[h].level = ADF_LEVEL_NONE;
     pts[h].cost = 0;
     pts[h++].ratio = 1;
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < na; i++) {
         adf_point_t p = all[i];
 
         if (p.ratio >= pts[h - 1].ratio) {
@@ -254,7 +266,34 @@ int adf_frontier(const adf_model_t *m, adf_coding_e c, int whole, int lo,
         }
         pts[h++] = p;
     }
+    for (i = 1; i < h; i++) {
+        if (pts[i].coding != spans[0].coding) {
+            pts[i].ratio /= 1 + ADF_VALUE_MARGIN;   /* as it is */
+        }
+    }
     return thin(pts, h);
+}
+
+int adf_frontier(const adf_model_t *m, adf_coding_e c, int whole, int lo,
+                 int hi, adf_point_t *pts)
+{
+    adf_span_t one;
+
+    one.coding = c;
+    one.lo = lo;
+    one.hi = hi;
+    return adf_frontier_of(m, &one, 1, whole, pts);
+}
+
+int adf_frontier_client(const adf_point_t *pts, int n, double client_ns)
+{
+    int i = 1;
+
+    while (i + 1 < n && (pts[i + 1].cost - pts[i].cost)
+                        < client_ns * (pts[i].ratio - pts[i + 1].ratio)) {
+        i++;
+    }
+    return i < n ? i : n - 1;
 }
 
 void adf_frontier_at(const adf_point_t *pts, int n, double budget, int *i,
@@ -269,95 +308,93 @@ void adf_frontier_at(const adf_point_t *pts, int n, double budget, int *i,
                    : 0;
 }
 
-/* The frontier of the model each thread saw last, per coding, body class
- * and use (0: the coding's whole range, for the choice among codings; 1:
- * the range a size cap may narrow, for the level): the model changes once
- * an interval, and a response that may be compressed asks for one to
- * three of them (a coding the client accepts as much as the negotiated
- * one is compared; a slow client's second look), each some 1,500
- * instructions to build (callgrind). */
+/* Frontiers each thread built last, keyed by the model's generation and
+ * the spans: the model changes once an interval, and a response that may
+ * be compressed asks for one or two (the codings the client accepts
+ * equally, the operator's own), each some 1,500 instructions a coding to
+ * build (callgrind). */
+#define MEMO_FRONTIERS 6
+
 typedef struct {
     apr_uint64_t gen;               /* 0: empty */
     const adf_model_t *model;
-    int lo, hi, n;
-    adf_point_t pts[ADF_NLEVELS + 1];
+    int whole, nspans, n;
+    adf_span_t spans[ADF_MAX_PREFS];
+    adf_point_t pts[ADF_NPOINTS];
 } frontier_memo_t;
 
-static __thread frontier_memo_t memo_f[ADF_NCODINGS][ADF_NCLASSES][2];
+static __thread frontier_memo_t memo_f[MEMO_FRONTIERS];
+static __thread unsigned memo_next;
 
-/* Coding c's frontier for levels lo..hi: *pts is the thread's copy for
- * this use, or buf where the model's generation is unknown; valid until
- * the next call for the same coding and use. */
-static int frontier(const adf_policy_in_t *in, adf_coding_e c, int lo,
-                    int hi, int use, adf_point_t *buf,
-                    const adf_point_t **pts)
+/* The frontier of spans: *pts is the thread's copy, or buf where the
+ * model's generation is unknown; valid until MEMO_FRONTIERS more
+ * calls. */
+static int frontier(const adf_policy_in_t *in, const adf_span_t *spans,
+                    int nspans, adf_point_t *buf, const adf_point_t **pts)
 {
     frontier_memo_t *m;
+    int k, whole = in->whole ? 1 : 0;
 
-    if (!in->model_gen || c <= ADF_IDENTITY || c >= ADF_NCODINGS) {
+    if (!in->model_gen) {
         *pts = buf;
-        return adf_frontier(in->model, c, in->whole, lo, hi, buf);
+        return adf_frontier_of(in->model, spans, nspans, whole, buf);
     }
-    m = &memo_f[c][in->whole ? 1 : 0][use];
-    if (m->gen != in->model_gen || m->model != in->model || m->lo != lo
-        || m->hi != hi) {
-        m->n = adf_frontier(in->model, c, in->whole, lo, hi, m->pts);
-        m->gen = in->model_gen;
-        m->model = in->model;
-        m->lo = lo;
-        m->hi = hi;
+    for (k = 0; k < MEMO_FRONTIERS; k++) {
+        m = &memo_f[k];
+        if (m->gen == in->model_gen && m->model == in->model
+            && m->whole == whole && m->nspans == nspans
+            && !memcmp(m->spans, spans, nspans * sizeof(*spans))) {
+            *pts = m->pts;
+            return m->n;
+        }
     }
+    m = &memo_f[memo_next++ % MEMO_FRONTIERS];
+    m->n = adf_frontier_of(in->model, spans, nspans, whole, m->pts);
+    m->gen = in->model_gen;
+    m->model = in->model;
+    m->whole = whole;
+    m->nspans = nspans;
+    memcpy(m->spans, spans, nspans * sizeof(*spans));
     *pts = m->pts;
     return m->n;
 }
 
-/* The ratio the budget buys on coding c's frontier (for choosing among
- * codings the client accepts equally). */
-static double ratio_at(const adf_policy_conf_t *conf,
-                       const adf_policy_in_t *in, adf_coding_e c)
+/* The codings a response may take, the negotiated one first, then those
+ * the client accepts as much in the server's order; each with its level
+ * range, narrowed by a size cap (written on gzip's scale: other codings
+ * get the level at the same fraction of their own range).  *capped: a
+ * cap narrowed one.  Returns how many. */
+static int spans_of(const adf_policy_conf_t *conf, const adf_policy_in_t *in,
+                    adf_coding_e c, adf_span_t *spans, int *capped)
 {
-    adf_point_t buf[ADF_NLEVELS + 1];
-    const adf_point_t *pts;
-    int n = frontier(in, c, conf->level_min[c], conf->level_max[c], 0, buf,
-                     &pts), i;
-    double p;
+    int cap = cap_for(conf, in->length), q = adf_accept_q(in->accept, c);
+    int n = 0, i;
 
-    adf_frontier_at(pts, n, in->budget, &i, &p);
-    return p > 0 ? (1 - p) * pts[i].ratio + p * pts[i + 1].ratio
-                 : pts[i].ratio;
-}
+    *capped = 0;
+    for (i = -1; i < conf->nprefs; i++) {
+        adf_coding_e o = i < 0 ? c : conf->prefs[i];
+        adf_span_t *sp = &spans[n];
 
-/* Another coding must buy this much less output for the budget to be
- * chosen over the negotiated one: near a tie the choice would follow the
- * model's noise, and every switch restarts what a coding learns. */
-#define ADF_VALUE_MARGIN 0.02
-
-/* The negotiated coding; where the client accepts several equally and no
- * preference was configured, the one the budget buys most from. */
-static adf_coding_e choose(const adf_policy_conf_t *conf,
-                           const adf_policy_in_t *in)
-{
-    adf_coding_e c = adf_negotiate(in->accept, conf->prefs, conf->nprefs);
-    double best;
-    int i, q;
-
-    if (c == ADF_IDENTITY || !conf->by_value || in->limited
-        || in->failsafe || in->coding_only) {
-        return c;
-    }
-    q = adf_accept_q(in->accept, c);
-    best = ratio_at(conf, in, c);
-    for (i = 0; i < conf->nprefs; i++) {
-        adf_coding_e o = conf->prefs[i];
-        double r;
-
-        if (o != c && adf_accept_q(in->accept, o) == q
-            && (r = ratio_at(conf, in, o)) < best * (1 - ADF_VALUE_MARGIN)) {
-            best = r;
-            c = o;
+        if (i >= 0 && (o == c || adf_accept_q(in->accept, o) != q
+                       || !adf_coding(o) || adf_coding(o)->needs_dict
+                       || n >= ADF_MAX_PREFS)) {
+            continue;
         }
+        sp->coding = o;
+        sp->lo = conf->level_min[o];
+        sp->hi = conf->level_max[o];
+        if (cap > 0) {
+            int glo = conf->level_min[ADF_GZIP];
+            int ghi = conf->level_max[ADF_GZIP];
+            double frac = (double)(cap - glo + 1) / (ghi - glo + 1);
+            int top = sp->lo - 1 + (int)(frac * (sp->hi - sp->lo + 1) + 0.5);
+
+            *capped |= i < 0 && top < sp->hi;
+            sp->hi = top < sp->lo ? sp->lo : top < sp->hi ? top : sp->hi;
+        }
+        n++;
     }
-    return c;
+    return n;
 }
 
 static const char *const reason_names[ADF_NREASONS] = {
@@ -374,6 +411,7 @@ const char *adf_reason_name(adf_reason_e r)
 
 static void skip(adf_decision_t *out, adf_reason_e reason, int vary)
 {
+    out->waits = -1;
     out->coding = ADF_IDENTITY;
     out->level = 0;
     out->reason = reason;
@@ -388,12 +426,13 @@ static void __attribute__((noinline))
 decide_coding(const adf_policy_conf_t *conf, const adf_policy_in_t *in,
               adf_decision_t *out)
 {
-    adf_point_t buf[ADF_NLEVELS + 1];
-    const adf_point_t *pts;
+    adf_point_t buf[ADF_NPOINTS], own[ADF_NPOINTS];
+    adf_span_t spans[ADF_MAX_PREFS];
+    const adf_point_t *pts, *mine;
     adf_policy_in_t unloaded;
     adf_coding_e c;
-    int lo, hi, n, i, cap, capped = 0;
-    double p;
+    int n, i, ns, capped;
+    double p, budget;
 
     if (in->not_modified) {
         unloaded = *in;
@@ -402,6 +441,7 @@ decide_coding(const adf_policy_conf_t *conf, const adf_policy_in_t *in,
         unloaded.failsafe = 0;
         in = &unloaded;
     }
+    out->waits = -1;
 
     /* From here on another request for the same URL could be answered
      * with another coding. */
@@ -417,20 +457,18 @@ decide_coding(const adf_policy_conf_t *conf, const adf_policy_in_t *in,
         skip(out, ADF_R_PROXIED, 1);
         return;
     }
-    c = choose(conf, in);
+    c = adf_negotiate(in->accept, conf->prefs, conf->nprefs);
     if (c == ADF_IDENTITY) {
         skip(out, ADF_R_NOT_ACCEPTED, 1);
         return;
     }
-    lo = conf->level_min[c];
-    hi = conf->level_max[c];
     if (in->failsafe || in->coding_only) {
         /* No load to go by: cheap enough never to be the bottleneck,
          * never "paused" on a signal that stopped.  (Stored bytes have
          * their level already: a frontier would be computed for nothing.) */
         out->vary = 1;
         out->coding = c;
-        out->level = lo;
+        out->level = conf->level_min[c];
         out->reason = in->coding_only ? ADF_R_MAX : ADF_R_NO_SIGNAL;
         return;
     }
@@ -438,28 +476,65 @@ decide_coding(const adf_policy_conf_t *conf, const adf_policy_in_t *in,
         skip(out, ADF_R_CPU_LIMIT, 1);
         return;
     }
-    cap = cap_for(conf, in->length);
-    if (cap > 0) {
-        /* Caps are written on gzip's scale; other codings get the level
-         * at the same fraction of their own range. */
-        int glo = conf->level_min[ADF_GZIP], ghi = conf->level_max[ADF_GZIP];
-        double frac = (double)(cap - glo + 1) / (ghi - glo + 1);
-        int top = lo - 1 + (int)(frac * (hi - lo + 1) + 0.5);
+    /* One frontier over every coding the client accepts as much as the
+     * negotiated one: where the budget cannot compress every response
+     * with a coding, another's cheaper rungs may buy more bytes for it
+     * (igzip 1 beside brotli 0-1, which cost more per byte here for the
+     * same ratio). */
+    ns = spans_of(conf, in, c, spans, &capped);
+    n = frontier(in, spans, ns, buf, &pts);
+    if (!conf->by_value && ns > 1) {
+        /* The operator's order, where the budget affords its coding for
+         * every response: its own frontier. */
+        int n1 = frontier(in, spans, 1, own, &mine);
 
-        capped = top < hi;
-        hi = top < lo ? lo : top < hi ? top : hi;
+        if (n1 > 1 && in->budget >= mine[1].cost) {
+            pts = mine;
+            n = n1;
+        }
     }
-    n = frontier(in, c, lo, hi, 1, buf, &pts);
-    adf_frontier_at(pts, n, in->budget, &i, &p);
+    budget = in->budget;
+    if (in->client_ns >= 0 && !in->not_modified) {
+        /* Rungs dearer than the client's path gains time from buy it
+         * nothing but fewer bytes: its response gets them only from the
+         * idle part of the CPU (idle_budget).  It waits on its path where
+         * the rung above the budget would still gain it time.  A path not
+         * known yet gains from none past the cheapest: a new connection's
+         * first response went out on the budget's dearest rungs, and with
+         * every known client below them the budget climbed until those
+         * alone filled the CPU to the target (128 users with think time:
+         * a p99 of 300 ms). */
+        int ci = in->client_ns > 0 ? adf_frontier_client(pts, n,
+                                                         in->client_ns)
+                                   : 1, u;
+
+        if (ci >= n) {
+            ci = n - 1;
+        }
+        adf_frontier_at(pts, n, budget, &i, &p);
+        u = p > 0 ? i + 1 : i > 0 ? i : 1;
+        out->waits = in->client_ns <= 0 ? -1
+                   : u < n && pts[u].cost - pts[u - 1].cost
+                              < in->client_ns * (pts[u - 1].ratio
+                                                 - pts[u].ratio);
+        if (pts[ci].cost < budget && in->idle_budget < budget) {
+            budget = in->idle_budget > pts[ci].cost ? in->idle_budget
+                                                    : pts[ci].cost;
+        }
+    }
+    adf_frontier_at(pts, n, budget, &i, &p);
     if (p > 0 && in->dice < p) {
         i++;
     }
     if (pts[i].level == ADF_LEVEL_NONE) {
+        int waits = out->waits;
+
         skip(out, ADF_R_LOAD, 1);
+        out->waits = waits;
         return;
     }
     out->vary = 1;
-    out->coding = c;
+    out->coding = pts[i].coding;
     out->level = pts[i].level;
     out->reason = i < n - 1 ? ADF_R_TARGET
                 : capped ? ADF_R_SIZE_CAP : ADF_R_MAX;

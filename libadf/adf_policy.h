@@ -47,6 +47,17 @@ typedef struct {
     int whole;                  /* the whole body is at hand (its class) */
     int limited;                /* controller: above the CPU limit */
     int failsafe;               /* no fresh load signal: lowest level */
+    /* The client's path, ns per byte (TCP's window over its round trip).
+     * A rung whose CPU per byte it saves costs more than the client's
+     * time per byte buys that client nothing: its response stops below
+     * such rungs.  0: not known yet (a connection's first response),
+     * judged as a client no rung past the cheapest gains time; < 0: an
+     * intermediary (a cache serves the bytes on), judged by the budget
+     * alone. */
+    double client_ns;
+    double idle_budget;         /* what such a client's response may spend
+                                 * beyond those rungs (ns/B): the idle
+                                 * CPU's */
     int coding_only;            /* stored bytes: only whether a coding is
                                  * negotiated, and Vary, are asked: no
                                  * rung, no choice by value (the load, the
@@ -88,6 +99,10 @@ typedef struct {
     int level;
     int vary;                   /* the response varies on Accept-Encoding */
     adf_reason_e reason;
+    /* With client_ns known: 1 where the budget, not the client's path,
+     * stopped the rung (a larger budget would buy this client time: its
+     * bytes wait on its path), 0 where the path did; -1: not known. */
+    int waits;
 } adf_decision_t;
 
 void adf_policy_decide(const adf_policy_conf_t *conf,
@@ -102,22 +117,45 @@ void adf_policy_defaults(adf_policy_conf_t *pc);
  * many (at most ADF_MAX_PREFS). */
 int adf_policy_default_prefs(adf_coding_e *prefs);
 
-/* A point of a coding's efficient frontier: a level (ADF_LEVEL_NONE: no
- * compression; brotli has a quality 0) with its cost (ns per byte) and
- * ratio. */
+/* A point of an efficient frontier: a coding at a level (ADF_LEVEL_NONE:
+ * no compression; brotli has a quality 0) with its cost (ns per byte)
+ * and ratio. */
 #define ADF_LEVEL_NONE (-1)
 typedef struct {
+    adf_coding_e coding;
     int level;
     double cost, ratio;
 } adf_point_t;
 
-/* The efficient frontier of coding c's levels lo..hi for a kind of body
+/* Points a frontier over every coding can have. */
+#define ADF_NPOINTS (ADF_NCODINGS * ADF_NLEVELS + 1)
+
+/* A coding and the levels lo..hi a frontier takes from it. */
+typedef struct {
+    adf_coding_e coding;
+    int lo, hi;
+} adf_span_t;
+
+/* The efficient frontier of the levels of n codings for a kind of body
  * (whole or streamed): the lower convex hull of (cost, ratio) from
- * "none" (0, 1) up, cheapest first.  A level that costs more for no more
- * compression than a mix of two others is never on it.  Returns the
- * number of points (at most ADF_NLEVELS + 1). */
+ * "none" (0, 1) up, cheapest first, whichever coding a point is of.  A
+ * rung that costs more for no more compression than a mix of two others
+ * is never on it; of two equal ones, the earlier span's.  Returns the
+ * number of points (at most ADF_NPOINTS). */
+int adf_frontier_of(const adf_model_t *m, const adf_span_t *spans, int n,
+                    int whole, adf_point_t *pts);
+
+/* The frontier of one coding's levels lo..hi (at most ADF_NLEVELS + 1
+ * points). */
 int adf_frontier(const adf_model_t *m, adf_coding_e c, int whole, int lo,
                  int hi, adf_point_t *pts);
+
+/* The dearest point a client whose path takes client_ns per byte still
+ * gains time from: the last whose step from the one before costs less
+ * CPU per byte it saves than client_ns (the first compressing point at
+ * least: the cheapest rung costs little time, and its bytes are the
+ * floor every fixed setting offers). */
+int adf_frontier_client(const adf_point_t *pts, int n, double client_ns);
 
 /* Where a budget falls on a frontier of n points: point *i and the next,
  * the next with probability *p (0 when *i is the last). */

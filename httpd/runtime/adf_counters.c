@@ -135,6 +135,8 @@ int adf_shm_stats(adf_stats_t *st)
     st->spent = adf_shared->control.spent;
     st->top = adf_shared->control.top;
     st->slow_share = adf_shared->control.slow_share;
+    st->goal = adf_shared->control.goal;
+    st->predicted = adf_shared->control.predicted;
     st->egress = apr_atomic_read64(&adf_shared->egress);
     st->model = adf_shared->model;
     st->responses = apr_atomic_read64(&adf_shared->responses);

@@ -18,7 +18,8 @@ typedef struct {
     double own;                 /* the server's own CPU, percent */
     double spent;               /* compression's share, percent */
     double top;                 /* the dearest rung's cost, ns/B */
-    double slow_share;          /* bytes to clients whose path is slow */
+    double slow_share;          /* bytes to clients that wait on their path */
+    double goal, predicted;     /* the controller's last aim, percent */
     apr_uint64_t egress;        /* response bytes sent */
     apr_uint64_t dict_hits, dict_misses, dict_saved;
     adf_model_t model;

@@ -45,6 +45,7 @@ static void publish(const adf_control_t *c)
     apr_atomic_set32(&adf_shared->raw, scaled(c->primed ? c->raw : -1));
     apr_atomic_set32(&adf_shared->ema, scaled(c->primed ? c->ema : -1));
     apr_atomic_set64(&adf_shared->budget, bits_of(c->budget));
+    apr_atomic_set64(&adf_shared->idle_budget, bits_of(c->idle_budget));
     apr_atomic_set64(&adf_shared->effort, bits_of(adf_control_effort(c)));
     apr_atomic_set32(&adf_shared->limited, (apr_uint32_t)c->limited);
 }
@@ -214,10 +215,12 @@ static void sample(apr_time_t now)
     }
     ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, adf_monitor->s,
                  "load sample %.1f%% (compression %.1f%%), smoothed %.1f%%, "
-                 "budget %.3g ns/byte%s%s, slow share %.2f (pid %"
-                 APR_PID_T_FMT ")", v, c->spent, c->ema, c->budget,
-                 c->limited ? ", limited" : "", ceiling, c->slow_share,
-                 getpid());
+                 "goal %.1f%% (trim %+.1f), budget %.3g ns/byte (idle %.3g)%s%s, "
+                 "predicted %.1f%%, egress %.3g B/s, compressible %.3g B/s, "
+                 "slow share %.2f (pid %" APR_PID_T_FMT ")", v, c->spent,
+                 c->ema, c->goal, c->trim, c->budget, c->idle_budget,
+                 c->limited ? ", limited" : "", ceiling, c->predicted,
+                 c->egress_rate, c->eligible_rate, c->slow_share, getpid());
 }
 
 /* A fresh start samples four times as often for its first samples: under
@@ -330,7 +333,8 @@ void adf_shm_view(adf_load_view_t *v)
         memset(v, 0, sizeof(*v));
         v->raw = v->ema = -1;
         v->effort = 1;
-        v->budget = v->top = 1e9;   /* no controller: the top rung */
+        v->budget = v->idle_budget = v->top = 1e9;  /* no controller: the
+                                                     * top rung */
         return;
     }
     now = apr_time_now();
@@ -338,6 +342,7 @@ void adf_shm_view(adf_load_view_t *v)
     v->raw = unscaled(apr_atomic_read32(&adf_shared->raw));
     v->ema = unscaled(apr_atomic_read32(&adf_shared->ema));
     v->budget = double_of(apr_atomic_read64(&adf_shared->budget));
+    v->idle_budget = double_of(apr_atomic_read64(&adf_shared->idle_budget));
     v->limited = (int)apr_atomic_read32(&adf_shared->limited);
     v->effort = v->limited
                 ? 0 : double_of(apr_atomic_read64(&adf_shared->effort));

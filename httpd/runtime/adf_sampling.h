@@ -14,6 +14,8 @@ typedef struct {
     double raw;         /* last sample, percent; -1 when none */
     double ema;         /* smoothed, percent */
     double budget;      /* CPU ns per byte a response may spend */
+    double idle_budget; /* ... beyond the rungs its client's path gains
+                         * time from: what the idle CPU affords */
     double top;         /* the dearest rung's cost: above, all at the top */
     double effort;      /* the budget for people: 0 .. 1 */
     const adf_model_t *model;

@@ -26,6 +26,7 @@ typedef struct {
     volatile apr_uint32_t raw;          /* percent * ADF_LOAD_SCALE, or ones */
     volatile apr_uint32_t ema;
     volatile apr_uint64_t budget;       /* a double's bits: ns per byte */
+    volatile apr_uint64_t idle_budget;  /* ... what the idle CPU affords */
     volatile apr_uint64_t effort;       /* a double's bits: for people */
     volatile apr_uint32_t limited;
     volatile apr_uint64_t sampled;      /* time of the last good sample */

@@ -258,9 +258,12 @@ static void send_json(request_rec *r, const adf_stats_t *st,
     ap_rputs(",\"smoothed\":", r);
     json_num(r, st->load.ema);
     ap_rprintf(r, ",\"budget_ns_per_byte\":%.3f,\"top_ns_per_byte\":%.3f,"
+               "\"idle_budget_ns_per_byte\":%.3f,"
                "\"compression_cpu\":%.2f,\"server_cpu\":%.2f,"
-               "\"slow_share\":%.3f",
-               st->load.budget, st->top, st->spent, st->own, st->slow_share);
+               "\"slow_share\":%.3f,\"goal\":%.1f,\"predicted\":",
+               st->load.budget, st->top, st->load.idle_budget, st->spent,
+               st->own, st->slow_share, st->goal);
+    json_num(r, st->predicted);
     ap_rprintf(r, ",\"effort\":%.4f,\"limited\":%s,\"target\":%.0f,"
                "\"limit_off\":%.0f,\"limit_on\":%.0f,\"age_ms\":%"
                APR_TIME_T_FMT ",\"stale\":%s,\"sampler_pid\":%u,"

@@ -454,6 +454,9 @@ START_TEST(limit_release_stays_under_the_trip)
             double before = ctl.budget;
             int was = ctl.limited;
 
+            /* noise trips the limit now and then; a burner's four seconds
+             * in the middle trip it for sure */
+            pl.other = i >= 30 && i < 34 ? 30 : 0;
             x += step(&pl) / 60;
             if (ctl.limited && !was) {
                 tripped = before;
@@ -1051,11 +1054,12 @@ START_TEST(bandwidth_target)
 }
 END_TEST
 
-/* What the bytes are worth: to clients whose path is slow, the whole CPU
- * target; to fast ones (a LAN, a proxy on the host) ADF_FAST_SHARE of
- * it, since the CPU's queue costs them latency the bytes do not buy
- * back. */
-START_TEST(fast_clients_get_part_of_the_target)
+/* What the bytes are worth: the whole CPU target, whether the clients
+ * were measured waiting on their path or not (the policy buys a fast
+ * client no rung its path gains no time from: test_policy.c).  Behind a
+ * shared 1 Gbit/s link eight connections each looked fast, and a lower
+ * goal for them left the core at 64 %. */
+START_TEST(goal_is_the_target_for_every_client)
 {
     plant_t pl = { 0, 50000, 1e-4, 10, 0, 0.02, 2000, 0 };
     double fast, slow;
@@ -1068,10 +1072,7 @@ START_TEST(fast_clients_get_part_of_the_target)
     run(&pl, 40, 1);
     slow = ctl.ema;
     printf("fast clients: load %.0f%%; slow clients: %.0f%%\n", fast, slow);
-    ck_assert(fabs(fast - 80 * ADF_FAST_SHARE) < 5);
-    /* issue 31: at half the target 16 users got 1.07 x the fewest bytes */
-    ck_assert_msg(fast > 55, "fast clients' load %.0f%%", fast);
-    ck_assert(slow - fast > 10);
+    ck_assert(fast > 80 - 5 && fast < 80 + 5);
     ck_assert(slow > 80 - 5 && slow < 80 + 5);
 }
 END_TEST
@@ -1205,7 +1206,7 @@ int main(void)
     adf_test(s, learning_is_content_blind);
     adf_test(s, few_bodies_teach_little);
     adf_test(s, bandwidth_target);
-    adf_test(s, fast_clients_get_part_of_the_target);
+    adf_test(s, goal_is_the_target_for_every_client);
     adf_test(s, limit_hysteresis);
     adf_test(s, limit_release_stays_under_the_trip);
     adf_test(s, limit_ceiling_lets_go);
