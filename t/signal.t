@@ -18,7 +18,7 @@ use LWP::UserAgent ();
 use Time::HiRes qw(sleep time);
 use ADFTest;
 
-plan tests => 36;
+plan tests => 38;
 
 my $page = slurp(docroot() . '/index.html');
 
@@ -260,4 +260,35 @@ ok t_cmp(decode_body($r), $page);
 wait_for(sub { -s "$dir/notes" }, 5);
 ok t_cmp(slurp("$dir/notes"), qr{^GET /page.html \S+ level=1 reason=no-signal$}m,
          'and responses use the lowest level, not the maximum');
+stop_scratch_server($dir);
+
+# ---- a process a child forks never runs the child's exit -----------------------
+# prefork's children exit from their SIGTERM handler, and a process a
+# child forks keeps it until it execs: run there, it would destroy the
+# child's pool in another process (counting the child out of every APR
+# mutex a second time: a few CGIs killed as they start destroyed the
+# default accept mutex under the living children, AH00144), and, signalled
+# inside fork(), wait for ever on the locks glibc holds for the copy.  Such
+# a process must take the signal's default action (adf_fork.c).  The
+# probe (t/modules/mod_adf_forkprobe.c) forks one that does not exec,
+# signals it once it runs and says how it ended.
+$dir = tempdir(CLEANUP => 1);
+chmod 0755, $dir;
+mkdir "$dir/htdocs";
+chmod 0755, "$dir/htdocs";
+spew("$dir/htdocs/page.html", $page);
+chmod 0644, "$dir/htdocs/page.html";
+system("cp t/modules/mod_adf_forkprobe.c '$dir' && cd '$dir' "
+       . "&& apxs -c mod_adf_forkprobe.c >build.log 2>&1") == 0
+    or die "apxs -c t/modules/mod_adf_forkprobe.c: " . slurp("$dir/build.log");
+$url = scratch_server($dir, 'prefork', <<"CONF");
+LoadModule adf_forkprobe_module "$dir/.libs/mod_adf_forkprobe.so"
+<Location "/probe">
+    SetHandler adf-fork-probe
+</Location>
+CONF
+$r = $ua->get("$url/probe");
+ok t_cmp($r->content, "signal 15\n",
+         'a process a prefork child forked, sent SIGTERM: ended by it');
+ok t_cmp($ua->get("$url/page.html")->content, $page, 'and the child serves on');
 stop_scratch_server($dir);

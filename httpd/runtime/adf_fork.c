@@ -1,25 +1,26 @@
-/* SIGTERM and SIGHUP held back across a prefork child's forks.
+/* A prefork child's exit signals, across and after its forks.
  *
- * prefork's children exit from inside their SIGTERM and SIGHUP handler:
- * the child pool's cleanups, then exit().  A process a child forks keeps
- * that handler until it execs, and mod_cgi signals its script the moment
- * a request body fails, often while fork() has not yet returned there.
- * mod_watchdog's threads (this module's sampler and cache worker) make the
- * child multi-threaded, so glibc takes its atfork lock around the fork;
- * an exit() run inside that (its __cxa_finalize unregisters each
- * library's atfork handlers under the same lock) waited forever, in the
- * new process and, signalled as it forked, in the child itself; and the
- * child pool's cleanups waited on the coder pool's lock, held for the
- * fork.  Measured (stop 36): prefork, chunked POSTs over LimitRequestBody
- * to a CGI from 2 clients, about 70 such processes in 25 s, each holding
- * its child until mod_cgi's SIGKILL 3 s later (or for good when the child
- * went first); none without the module.
+ * prefork's children exit from their SIGTERM and SIGHUP handler (the
+ * child pool's cleanups, then exit()), and a process a child forks (a
+ * CGI, an SSI exec) keeps that handler until it execs.  mod_cgi sends
+ * SIGTERM to its script's process when the request body fails, mostly
+ * before that process has run at all: the handler then runs on its first
+ * instruction, still inside fork().  glibc forks a process that ever
+ * started a thread (mod_watchdog's: this module's sampler and cache
+ * worker) holding malloc's locks and its atfork lock, which the new
+ * process releases only further on in fork(): the handler's first free()
+ * waited on them for ever (gdb).  And in any process but the child it
+ * destroys the child's pool, counting the child out of every APR mutex a
+ * second time (docs/reliability.md).  So:
  *
- * So the signals are blocked before the fork and given back after it, in
- * the parent once its other handlers have run (the coder pool registers
- * its handlers first: adf_codec_pool_init), and in the new process one
- * that came meanwhile is handed to the default action (the process ends
- * by it, as the exec'd script would), not to the child's handler. */
+ * - each of the two handlers is wrapped: in the child it runs as before;
+ *   in a process the child forked the signal takes its default action,
+ *   as in the program that process was about to exec;
+ * - while the child forks, the two signals wait (blocked in the prepare
+ *   handler, given back in both processes): the handler would run in the
+ *   forking thread, which holds glibc's locks and the coder pool's for
+ *   the copy.  The pool registers its handlers first (child_init), so
+ *   this prepare handler runs before the pool's takes its lock. */
 #include "adf_fork.h"
 
 #include <ap_mpm.h>
@@ -27,13 +28,34 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
-/* the signals prefork's children exit on */
-static const int held[] = { SIGTERM, SIGHUP };
-#define NHELD (sizeof(held) / sizeof(held[0]))
+/* the signals prefork's children exit on, and the child's handlers */
+static const int exits[] = { SIGTERM, SIGHUP };
+#define NEXITS (sizeof(exits) / sizeof(exits[0]))
+static void (*child_handler[NEXITS])(int);
+static pid_t child_pid;
 
 /* the forking thread's mask before the fork */
 static __thread sigset_t before;
+
+/* Async-signal-safe only (getpid() is a system call in glibc). */
+static void on_exit_signal(int sig)
+{
+    struct sigaction dfl;
+    apr_size_t i;
+
+    for (i = 0; exits[i] != sig; i++) {
+    }
+    if (getpid() == child_pid) {
+        child_handler[i](sig);
+        return;
+    }
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    sigaction(sig, &dfl, NULL);
+    raise(sig);     /* delivered as the handler returns */
+}
 
 static void prepare(void)
 {
@@ -41,48 +63,42 @@ static void prepare(void)
     apr_size_t i;
 
     sigemptyset(&s);
-    for (i = 0; i < NHELD; i++) {
-        sigaddset(&s, held[i]);
+    for (i = 0; i < NEXITS; i++) {
+        sigaddset(&s, exits[i]);
     }
     pthread_sigmask(SIG_BLOCK, &s, &before);
 }
 
-static void parent(void)
+/* In both processes; in the new one a signal that came meanwhile is
+ * delivered here, to on_exit_signal. */
+static void restore(void)
 {
-    pthread_sigmask(SIG_SETMASK, &before, NULL);
-}
-
-static void child(void)
-{
-    sigset_t pending;
-    apr_size_t i;
-
-    if (sigpending(&pending) == 0) {
-        for (i = 0; i < NHELD; i++) {
-            struct sigaction sa;
-
-            if (sigismember(&pending, held[i])
-                && !sigismember(&before, held[i])
-                && sigaction(held[i], NULL, &sa) == 0
-                && sa.sa_handler != SIG_IGN) {
-                /* the handler would exit here, under glibc's lock */
-                memset(&sa, 0, sizeof(sa));
-                sa.sa_handler = SIG_DFL;
-                sigaction(held[i], &sa, NULL);
-            }
-        }
-    }
     pthread_sigmask(SIG_SETMASK, &before, NULL);
 }
 
 void adf_fork_child_init(apr_pool_t *pchild, server_rec *s)
 {
     int threaded = 0;
+    apr_size_t i;
 
     /* Threaded MPMs take signals in one thread, by sigwait: no handler
      * runs in a forked process. */
-    if (ap_mpm_query(AP_MPMQ_IS_THREADED, &threaded) == APR_SUCCESS
-        && threaded == AP_MPMQ_NOT_SUPPORTED) {
-        pthread_atfork(prepare, parent, child);    /* fails for ENOMEM only */
+    if (ap_mpm_query(AP_MPMQ_IS_THREADED, &threaded) != APR_SUCCESS
+        || threaded != AP_MPMQ_NOT_SUPPORTED) {
+        return;
     }
+    child_pid = getpid();
+    for (i = 0; i < NEXITS; i++) {
+        struct sigaction sa;
+
+        if (sigaction(exits[i], NULL, &sa) != 0
+            || (sa.sa_flags & SA_SIGINFO)
+            || sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN) {
+            continue;
+        }
+        child_handler[i] = sa.sa_handler;
+        sa.sa_handler = on_exit_signal;
+        sigaction(exits[i], &sa, NULL);
+    }
+    pthread_atfork(prepare, restore, restore);    /* fails for ENOMEM only */
 }

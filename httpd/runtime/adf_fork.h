@@ -1,12 +1,14 @@
-/* A prefork child's forks (mod_cgi's scripts, an SSI exec): SIGTERM and
- * SIGHUP held back across fork(), so that the new process never runs the
- * child's exit inside fork (adf_fork.c says why). */
+/* A prefork child's SIGTERM and SIGHUP: held back while it forks, and
+ * run as the child's exit in the child only, so that a process it forked
+ * (a CGI before its exec) takes their default action (adf_fork.c says
+ * why). */
 #ifndef ADF_FORK_H
 #define ADF_FORK_H
 
 #include "adf_private.h"
 
-/* In each child of a non-threaded MPM (child_init): the atfork handlers. */
+/* In each child of a non-threaded MPM (child_init), after the coder
+ * pool's fork handlers: the signal handlers and the fork handlers. */
 void adf_fork_child_init(apr_pool_t *pchild, server_rec *s);
 
 #endif /* ADF_FORK_H */
