@@ -158,8 +158,8 @@ static void borrow_scale(adf_model_t *m)
 }
 
 /* The coding and class that compressed the most bytes in the interval
- * (gzip's whole bodies when nothing was). */
-static void busiest(const adf_obs_t *obs, int *bc, int *bk)
+ * (gzip's whole bodies when nothing was); returns those bytes. */
+static double busiest(const adf_obs_t *obs, int *bc, int *bk)
 {
     double most = 0;
     int c, k, l;
@@ -180,6 +180,7 @@ static void busiest(const adf_obs_t *obs, int *bc, int *bk)
             }
         }
     }
+    return most;
 }
 
 /* Learn from the interval; what compression cost (ns) by the model. */
@@ -313,26 +314,13 @@ static double solve(const fit_t *f, double goal)
 static void reference(adf_control_t *c, const adf_model_t *m,
                       const adf_obs_t *obs)
 {
-    double most = 0, in = 0, modeled = 0, cost, ratio;
-    int k, l, co;
+    double in = 0, modeled = 0, cost, ratio;
+    int l, bc, bk;
 
-    for (co = ADF_IDENTITY + 1; co < ADF_NCODINGS; co++) {
-        for (k = 0; k < ADF_NCLASSES; k++) {
-            double sum = 0;
-
-            for (l = 0; l < ADF_NLEVELS; l++) {
-                sum += obs->rung[co][l][k].bytes_in;
-            }
-            if (sum > most) {
-                most = sum;
-                c->ref_coding = co;
-                c->ref_whole = k;
-            }
-        }
-    }
-    if (!c->ref_coding) {
-        c->ref_coding = ADF_GZIP;
-        c->ref_whole = 1;
+    /* an interval that compressed nothing keeps the last reference */
+    if (busiest(obs, &bc, &bk) > 0 || !c->ref_coding) {
+        c->ref_coding = bc;
+        c->ref_whole = bk;
     }
     for (l = 0; l < ADF_NLEVELS; l++) {
         const adf_rung_obs_t *o = &obs->rung[c->ref_coding][l][c->ref_whole];
