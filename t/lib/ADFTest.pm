@@ -25,7 +25,7 @@ our @EXPORT = qw(docroot fetch head gunzip_ok unbrotli unzstd decode_body slurp
                  uncoded probe error_log log_count restart wait_hit worker_state
                  needs_root config_check one_child_server undcz
                  available_dictionary scratch_dir mapped deploy_file
-                 wait_advertised);
+                 wait_advertised level9_bytes);
 
 # The codings the module under test has, as its build's configure decided
 # (scripts/run-httpd-tests passes them): the tests assert what this build
@@ -139,6 +139,22 @@ sub spew {
 sub gzip_xfl {
     my ($bytes) = @_;
     return length($bytes) > 9 ? ord(substr($bytes, 8, 1)) : -1;
+}
+
+# Whether the gzip body $bytes of $path is as small as the module's own
+# fixed level 9 makes it (/level9$path: t/conf/features/level9.conf.in):
+# the top of the frontier at light load.  It need not be level 9 itself:
+# where the bodies seen so far show a lower level as small for less CPU,
+# the frontier leaves 9 out.  'as small as level 9', or the two sizes.
+sub level9_bytes {
+    my ($bytes, $path) = @_;
+    my $r = fetch("/level9$path", 'Accept-Encoding' => 'gzip');
+    my $n = note_for(qr{^GET /level9\Q$path\E });
+    die "/level9$path: not level 9 ($n->{level}, $n->{reason})\n"
+        unless $n->{level} eq '9' && gzip_xfl($r->content) == 2;
+    return length($bytes) <= length($r->content)
+        ? 'as small as level 9'
+        : length($bytes) . ' B, level 9 makes ' . length($r->content);
 }
 
 # The notes logged for the last request line matching $re.
