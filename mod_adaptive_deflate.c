@@ -2,6 +2,7 @@
  * server's CPU load.  This file is glue only: the module record, the
  * directive table (adf_config.c) and the hooks. */
 #include "adf_private.h"
+#include "adf_access.h"
 #include "adf_cache.h"
 #include "adf_codec.h"
 #include "adf_conditional.h"
@@ -31,6 +32,7 @@ static int adf_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     adf_config_init(pconf);
     adf_filter_post_config(s);
     adf_dict_post_config(pconf, s);
+    adf_access_post_config();
     rv = adf_shm_post_config(pconf, plog, ptemp, s);
     return rv == OK ? adf_cache_post_config(pconf, plog, ptemp, s) : rv;
 }
@@ -148,6 +150,7 @@ static void adf_register_hooks(apr_pool_t *p)
     ap_hook_handler(adf_static_handler, NULL, NULL, APR_HOOK_REALLY_LAST - 1);
     APR_OPTIONAL_HOOK(ap, status_hook, adf_status_hook, NULL, NULL,
                       APR_HOOK_MIDDLE);
+    adf_access_register_hooks();
     adf_coding_init();
     adf_filter_register();
     adf_static_register();

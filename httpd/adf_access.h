@@ -20,8 +20,15 @@
  * name: its rules are those of its name).  Every check runs, also where
  * the URL's merged configuration is the one r was let in under (httpd
  * skips them there for a subrequest of its own; a Require expr on the
- * URL would not be asked): a client's credentials are checked again. */
+ * URL would not be asked): a client's credentials are checked again,
+ * and rules on SetEnvIf's variables see those of the URL asked about. */
 int adf_access_may_read(request_rec *r, const char *uri,
                         const char *filename);
+
+/* The hooks that give the subrequest the environment a request the
+ * client sent for that URL would have (SetEnvIf's variables), and, after
+ * each configuration read, finding mod_setenvif's pass. */
+void adf_access_register_hooks(void);
+void adf_access_post_config(void);
 
 #endif /* ADF_ACCESS_H */

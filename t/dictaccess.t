@@ -19,7 +19,7 @@ use File::Path ();
 use MIME::Base64 qw(encode_base64);
 use ADFTest;
 
-plan tests => 31;
+plan tests => 46;
 
 my $z = built('zstd');
 my $root = docroot();
@@ -138,6 +138,17 @@ answered_against('... while alice, who may read it, gets dcz against it',
 # again for a subrequest of its own.
 alices_beside_anyones('by a rule on its URL', '/dictaccess/expr',
                       'doc-1002.txt', 'doc-1001.txt');
+
+# ---- rules on SetEnvIf's variables ---------------------------------------------
+# httpd sets them for a request a client sent, never for a subrequest,
+# which inherits the variables of its main request: the server's rule,
+# the directory's, and a grant the main request's URL carries.
+alices_beside_anyones("by the server's SetEnvIf", '/dictaccess/env',
+                      'ledger-2025.txt', 'ledger-2024.txt');
+alices_beside_anyones("by its directory's SetEnvIf", '/dictaccess/envdir',
+                      'memo-2025.txt', 'memo-2024.txt');
+alices_beside_anyones('while a SetEnvIf opens the other one',
+                      '/dictaccess/grant', 'file-2025.txt', 'file-2024.txt');
 
 # ---- two tenants, one layout -------------------------------------------------------
 # tenants/1001 is alice's site, tenants/1002 anyone's; each has /app.js.
