@@ -335,7 +335,7 @@ sub wait_advertised {
 # under prefork (MaxConnectionsPerChild 40) asks that fast end children
 # every few seconds, while mod_watchdog runs a singleton it passed to
 # another child only after 10 s there: in CI the worker was away 94 s to
-# over 150 s (docs/reliability.md, the cache worker's singleton).
+# over 150 s (docs/reliability.md, the cache worker away under prefork).
 sub wait_hit {
     my ($path, $ae, $secs) = @_;
     my ($r, $n);
