@@ -329,7 +329,8 @@ def make_setup(name, work, status=False):
                      adf=True)
     if kind == "target":
         # the default configuration with another CPU target; a target over
-        # 90 needs the limit above it (99 97, as issue 31 measured it)
+        # 90 gets the limit above it (99 97), so that the limit does not
+        # cut in at the load the controller steers to
         lim = "AdaptiveDeflateCPULimit 99 97\n" if int(num) > 90 else ""
         return Setup(name, "httpd", "AdaptiveDeflate On\nAdaptiveDeflateCPUTarget %s\n%s" % (num, lim) + st,
                      adf=True)

@@ -157,8 +157,9 @@ for my $b (@bad) {
     ok t_cmp($out, qr/\Q$name\E.*\Q$msg\E/, "$directive: message");
 }
 
-# The target must lie below the limit's OFF mark (issue 17.2): refused at
-# start, naming both directives where they were set (or the default).
+# The target must lie below the limit's OFF mark (else the controller
+# steers into the limit and flaps in and out): refused at start, naming
+# both directives where they were set (or the default).
 for my $t (["AdaptiveDeflateCPUTarget 90\nAdaptiveDeflateCPULimit 50 40",
             sub { "90 ($_[0]:$_[1]) must be below the OFF mark of "
                   . "AdaptiveDeflateCPULimit 50 40 ($_[0]:" . ($_[1] + 1) . ")" }],

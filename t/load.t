@@ -124,10 +124,11 @@ CONF
     ok t_cmp($status, qr{"source":"none \(fixed levels}, 'the status names it');
 }
 
-# ---- deciding takes no lock of httpd's (item 17 of issue 10) ----------------------
+# ---- deciding takes no lock of httpd's --------------------------------------------
 # A server of its own, with one event child, so that every connection is
-# in the process measured (ADFTest::one_child_server).  A preloaded shim counts calls of apr_random_insecure_bytes(), which is
-# what ap_random_pick() takes httpd's global RNG mutex around.
+# in the process measured (ADFTest::one_child_server).  A preloaded shim
+# counts calls of apr_random_insecure_bytes(), which is what
+# ap_random_pick() takes httpd's global RNG mutex around.
 {
     my $dir = tempdir(CLEANUP => 1);
     chmod 0755, $dir;
@@ -219,7 +220,7 @@ CONF
     }
     my $used = $calls->() - $before;
     ok t_cmp($n, 40, 'sanity: 40 responses');
-    ok t_cmp($used, 0, "item 17: deciding $n responses took httpd's RNG lock "
+    ok t_cmp($used, 0, "deciding $n responses took httpd's RNG lock "
              . "$used times");
     stop_scratch_server($dir);
 }

@@ -1,7 +1,8 @@
 # The request notes are written only where something reads them
-# (AdaptiveDeflateNotes, issue 31's floor): where the configuration names
-# one (a LogFormat), where a scripting module is loaded (a Lua log hook
-# reads them without naming them in the configuration), always with On,
+# (AdaptiveDeflateNotes: written, they cost every response instructions
+# that bench/instructions counts): where the configuration names one (a
+# LogFormat), where a scripting module is loaded (a Lua log hook reads
+# them without naming them in the configuration), always with On,
 # never with Off; a graceful restart applies a changed setting; the
 # directive is refused outside the server config and with a bad value.
 # Whatever the notes, the response is the same compressed one.

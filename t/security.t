@@ -6,7 +6,7 @@
 # sequences one strong ETag (FileETag MTime, mod_cache); compress a
 # response twice; ignore headers other modules set; rewrite conditionals
 # where it is off; let .htaccess raise the CPU cost; or run the
-# compressor for a HEAD.  Numbers (3:, 9:, ...) are issue 10's items.
+# compressor for a HEAD.
 # Configuration: t/conf/features/security.conf.in.
 use strict;
 use warnings FATAL => 'all';
@@ -31,7 +31,7 @@ make_path("$root/locscope");
 my $orig = slurp("$root/index.html");
 my $r;
 
-# ---- 3: a sibling is never readable where its file is not -----------------
+# ---- a sibling is never readable where its file is not --------------------
 page("$g/README.md", "# internal notes\n" x 50, qw(gzip br));
 page("$g/secret.html", "top secret\n" x 50, qw(gzip br));
 page("$g/private.html", "members only\n" x 50, qw(gzip));
@@ -134,7 +134,7 @@ ok t_cmp($r->header('Content-Type') // '', qr{^text/html},
          . 'file of its own');
 ok t_cmp(decode_body($r) // '', $orig, '... and sends the page');
 
-# ---- 9: every representation has its own strong validator -----------------
+# ---- every representation has its own strong validator --------------------
 # FileETag MTime: F and its siblings share an mtime.
 my %etag;
 for my $ae ('identity', grep { built($_) } qw(gzip br)) {
@@ -197,7 +197,7 @@ ok t_cmp(decode_body($r), $orig);
              'a resumed download decodes (got ' . $r->code . ')');
 }
 
-# ---- 2: siblings never bypass content filters or handlers ------------------
+# ---- siblings never bypass content filters or handlers ---------------------
 my $ssi = "<p>Before<!--#include virtual=\"/tiny.html\" -->After"
           . "<!--#if expr=\"1 = 2\" -->HIDDEN-BRANCH<!--#endif -->"
           . "<!-- server-side comment: db password -->\n" . ("x" x 2000);
@@ -267,7 +267,7 @@ for my $ae (qw(gzip br)) {
           "$ae: decodes to what identity clients get";
 }
 
-# ---- 5: MultiViews negotiates real variants; siblings are not variants ------
+# ---- MultiViews negotiates real variants; siblings are not variants ---------
 page("$g/mv/a.html", $orig, qw(gzip br));
 my $n;
 ($r, $n) = fetch_noted('/guard/mv/a', undef, 'Accept' => '*/*');
@@ -284,7 +284,7 @@ ok t_cmp($r->header('Content-Encoding'), if_built('br', undef),
          'MultiViews + br: sibling');
 ok $r->content eq (built('br') ? slurp("$g/mv/a.html.br") : $orig);
 
-# ---- 1: a declared Content-Encoding is never encoded again -----------------
+# ---- a declared Content-Encoding is never encoded again --------------------
 my $plain = "line of an already compressed response\n" x 200;
 for my $ae ('gzip', 'br', 'gzip, br') {
     $r = fetch('/cgi/encoded.cgi', 'Accept-Encoding' => $ae);
@@ -300,7 +300,7 @@ ok t_cmp(join(',', $r->header('Content-Encoding')), 'gzip',
 ok $r->content eq $orig;
 Apache::TestRequest::module('default');
 
-# ---- 8: mod_headers' Cache-Control no-transform is honoured ----------------
+# ---- mod_headers' Cache-Control no-transform is honoured -------------------
 for my $d (qw(ntset ntalways)) {
     mkdir "$root/$d";
     spew("$root/$d/page.html", $orig);
@@ -323,7 +323,7 @@ ok t_cmp(join('|', $r->header('Cache-Control')), qr/no-transform/,
 uncoded($r, $n, 200, 'no-transform',
         'Header add Cache-Control no-transform is honoured');
 
-# ---- 10: conditionals reach the handler as sent where the module is off ----
+# ---- conditionals reach the handler as sent where the module is off --------
 mkdir "$root/cgioff";
 spew("$root/cgioff/echo.cgi", "#!/usr/bin/perl\nprint \"Content-Type: "
      . "text/plain\\r\\n\\r\\n\";\nprint \"INM=\$ENV{HTTP_IF_NONE_MATCH}\\n"
@@ -339,7 +339,7 @@ my @codes = map { fetch('/plain/page.html', 'If-Match' => $suffixed,
                         'Accept-Encoding' => $_)->code } ('gzip', 'identity');
 ok t_cmp("@codes", '412 412', 'If-Match under Off does not depend on AE');
 
-# ---- 11: .htaccess may switch, not raise the cost --------------------------
+# ---- .htaccess may switch, not raise the cost ------------------------------
 for my $case ([ 'levels', 'AdaptiveDeflateGzipLevels 9 9', 500 ],
               [ 'quality', 'AdaptiveDeflateBrotliQualities 11 11', 500 ],
               [ 'caps', 'AdaptiveDeflateSizeLevels *:9', 500 ],
@@ -355,7 +355,7 @@ for my $case ([ 'levels', 'AdaptiveDeflateGzipLevels 9 9', 500 ],
 ok t_cmp(error_log(), qr/AdaptiveDeflateGzipLevels not allowed here/,
          'and says why');
 
-# ---- 12: HEAD gets the headers without the compressor -----------------------
+# ---- HEAD gets the headers without the compressor ---------------------------
 my $h = head('/big.txt?head', 'Accept-Encoding' => 'gzip');
 $n = note_for(qr{^HEAD /big.txt\?head });
 ok t_cmp($h->header('Content-Encoding'), 'gzip', 'HEAD: compressed headers');
@@ -363,7 +363,7 @@ ok !defined $h->header('Content-Length');
 ok t_cmp("$n->{coding} $n->{in} $n->{out}", 'gzip - -',
          'HEAD: nothing went through the compressor');
 
-# ---- 17.1: the filter inserted twice decides once --------------------------
+# ---- the filter inserted twice decides once --------------------------------
 sub responses { status_json()->{responses} }
 for my $d (qw(dup dupset)) {
     mkdir "$root/$d";

@@ -1,10 +1,10 @@
-# An idle server compresses from its first response on (issue 31): after
-# a start, and after a graceful restart, the first GET and HEAD of a
-# compressible page are compressed, and alike, whatever the client
-# accepts.  Until stop 31 the controller began at half of gzip level 1's
-# cost: the first responses went out as identity at random ("load"), a
-# HEAD unlike its GET, and `apachectl restart && curl -sI` showed no
-# Content-Encoding one time in two.
+# An idle server compresses from its first response on: after a start,
+# and after a graceful restart, the first GET and HEAD of a compressible
+# page are compressed, and alike, whatever the client accepts.  The
+# controller starts at every coding's cheapest rung: a lower start sends
+# the first responses as identity at random ("load"), a HEAD unlike its
+# GET, and `apachectl restart && curl -sI` shows no Content-Encoding one
+# time in two.
 #
 # The server is idle by its signal (a load file reading 0), so that a busy
 # test machine does not make it a loaded one; three full starts, each

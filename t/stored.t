@@ -187,8 +187,7 @@ unlink "$root/cache/fifo/x.html";
     my ($entry) = grep { (decode_as($c, substr(slurp($_), 0, -148)) // '') eq $real }
                   @entries;
     if (!defined $entry) {
-        # (CI's ASan run of stop 34 died here once, right after a hit:
-        # what the directory held, for the next one)
+        # what the directory holds, so that the failure shows why
         print "# no entry decodes to the page (", length $real, " bytes); in $cdir: ",
               join(', ', map {
                   my $d = decode_as($c, substr(slurp($_), 0, -148));

@@ -3,9 +3,10 @@
 # the check read, whole, under its own length and tag, never the bytes
 # that took its name.  Deterministic: a test module's handler
 # (t/modules/mod_adf_rename.c), which runs after the swap and before the
-# module's own handler, does the rename and declines.  Until stop 40 the
-# default handler reopened the sibling by name and sent the newcomer's
-# bytes under the checked one's Content-Length and ETag.  (A Lua
+# module's own handler, does the rename and declines.  The module sends
+# from the descriptor its check opened: httpd's default handler reopens
+# by name and would send the newcomer's bytes under the checked one's
+# Content-Length and ETag.  (A Lua
 # LuaMapHandler cannot stand in: a request it maps has a handler of its
 # own, and siblings are only ever served by the default one's path.)
 use strict;

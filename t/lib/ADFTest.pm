@@ -305,15 +305,6 @@ sub restart {
     }, 20) or die "no restart after SIG$sig";
 }
 
-# Ask for $path with Accept-Encoding $ae until AdaptiveDeflateCache
-# answers (each miss queues the file again), at most $secs (150) seconds:
-# the last response and its notes; a wait that fails says where the
-# worker is.  Once a second, not ten times: each ask is a connection, and
-# under prefork (MaxConnectionsPerChild 40) asks that fast ended children
-# every few seconds, while mod_watchdog runs a singleton it passed to
-# another child only after 10 s there: the worker was away 94 s to over
-# 150 s (CI, stops 33-35; the cause measured at stop 36, in
-# docs/reliability.md).
 # A new version of $dir/$name, as a deploy puts it: written under a
 # temporary name, dated 100 s ago (settled), renamed into place.
 sub deploy_file {
@@ -337,6 +328,14 @@ sub wait_advertised {
     return $r;
 }
 
+# Ask for $path with Accept-Encoding $ae until AdaptiveDeflateCache
+# answers (each miss queues the file again), at most $secs (150) seconds:
+# the last response and its notes; a wait that fails says where the
+# worker is.  Once a second, not ten times: each ask is a connection, and
+# under prefork (MaxConnectionsPerChild 40) asks that fast end children
+# every few seconds, while mod_watchdog runs a singleton it passed to
+# another child only after 10 s there: in CI the worker was away 94 s to
+# over 150 s (docs/reliability.md, the cache worker away under prefork).
 sub wait_hit {
     my ($path, $ae, $secs) = @_;
     my ($r, $n);

@@ -3,8 +3,8 @@
  * LINK, a symbolic link beside it, in a tight loop (renameat2
  * RENAME_EXCHANGE: at every instant one of the two names is the directory
  * and the other the link), and watch the directory WATCH with inotify.
- * The attack of issue 28 on adaptive-precompress: LINK points to WATCH,
- * which nothing may write to or chown in.
+ * An attack on adaptive-precompress run as root on a tree a user owns:
+ * LINK points to WATCH, which nothing may write to or chown in.
  *
  * COMMAND starts after the first swap.  Afterwards REAL is the directory
  * again.  Prints "swaps N", then one line per event in WATCH ("create

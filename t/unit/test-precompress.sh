@@ -350,19 +350,20 @@ t "unwritable directory: exit 1, one error" '[ $rc -eq 1 ] && [ "$(printf "%s\n"
 t "unwritable directory: nothing written" '[ "$(ls -A "$ro")" = page.html ]'
 
 # ---- as root on a tree a user controls: a directory swapped for a link ---
-# Issue 28: an attacker running as the tree's owner (nobody) exchanges a
-# directory of the tree with a symbolic link to a root-owned directory in
-# a tight loop (t/unit/swap-race, renameat2 RENAME_EXCHANGE) while the
-# tool runs as root.  Nothing may be created, written or chowned in the
-# target (inotify), and the swap must not even disturb the tool: every run
-# exits 0 without a message.  Two trees: one nobody owns, and a
-# world-writable one of root's whose root-owned subdirectory is swapped.
-# The tool that went by paths after its walk (274dea0) was caught in
-# about half of such runs (it wrote its temporaries, and renamed siblings
-# chowned to nobody, into the target).  And the swaps must not stop the
-# tool for good: it writes the siblings in some runs.  How many depends
-# on its speed against the attacker's loop: 26-31 of 40 runs here, 9-25
-# under ASan (about three times slower): one run in eight is asked.
+# An attacker running as the tree's owner (nobody) exchanges a directory
+# of the tree with a symbolic link to a root-owned directory in a tight
+# loop (t/unit/swap-race, renameat2 RENAME_EXCHANGE) while the tool runs
+# as root.  Nothing may be created, written or chowned in the target
+# (inotify), and the swap must not even disturb the tool: every run exits
+# 0 without a message.  Two trees: one nobody owns, and a world-writable
+# one of root's whose root-owned subdirectory is swapped.  The tool makes
+# every operation relative to a directory descriptor: one that went by
+# paths after its walk was caught in about half of such runs (it wrote
+# its temporaries, and renamed siblings chowned to nobody, into the
+# target).  And the swaps must not stop the tool for good: it writes the
+# siblings in some runs.  How many depends on its speed against the
+# attacker's loop: 26-31 of 40 runs here, 9-25 under ASan (about three
+# times slower): one run in eight is asked.
 race_runs=40
 race() {        # TREE-DESCRIPTION TREE: the runs, then their TAP lines
     rt=$2
