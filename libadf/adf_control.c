@@ -356,9 +356,9 @@ static void reference(adf_control_t *c, const adf_model_t *m,
  * deviation a sample; counting one peak over OFF as saturation halved the
  * budget (8 times in 112 s of traces, 5 of them in the first 4 s), the
  * climb back took 6-7 s, and 100 KB pages were served at 0.86 of the
- * best mix in the run that measured 0.94 without (stop 38).  Before that,
- * a climb counted as a jump from the smoothed load at a target of 94 and
- * the load went round 51-99 % for good. */
+ * best mix in the run that measured 0.94 without (bench/run --only grid
+ * --links 1gbit).  A climb that counted as a jump from the smoothed load
+ * at a target of 94 sent the load round 51-99 % for good. */
 static int observe(adf_control_t *c, const adf_control_conf_t *conf,
                    const adf_obs_t *obs, double sample, double spent,
                    double cap_ns)

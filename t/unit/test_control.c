@@ -200,7 +200,7 @@ static double run(const plant_t *pl, int n, int tail)
     return sum / tail;
 }
 
-/* The bound of issue 31: the best mix of the plant's fixed levels (and
+/* The bound: the best mix of the plant's fixed levels (and
  * identity) within share of the CPU and the link, two of them at most
  * (a linear programme with two constraints). */
 static double best_mix(const plant_t *pl, double share)
@@ -238,13 +238,13 @@ static double best_mix(const plant_t *pl, double share)
     return best;
 }
 
-/* Issue 31's cell: 64 connections behind one 1 Gbit/s link, 50 KB book
+/* The shared-link cell: 64 connections behind one 1 Gbit/s link, 50 KB book
  * pages (their ratio 2.5 x the priors' web page: 0.40 at gzip 1), 0.133 ms
  * of the core per response besides compression and gzip 1 at 1.05 ns/B
  * (measured: "off" 2,323 req/s at 31 % of the core, the fixed rung 5,295
- * at 99 %).  Until stop 31 the budget went round a cycle of four or five
- * samples between 35 % and 100 % of the core and served 0.7 of the bound;
- * now the load settles at the target and the adaptive default serves at
+ * at 99 %).  A budget that goes round a cycle of four or five samples
+ * between 35 % and 100 % of the core serves 0.7 of the bound; the load
+ * must settle at the target, and the adaptive default serve at
  * least 0.9 of the best mix of fixed levels within 80 % of the core; with
  * a target of 94 (the limit at 99/97) at least 0.95 of the best fixed
  * level.  The mix it serves is one no fixed level beats on both bytes and
@@ -313,10 +313,9 @@ START_TEST(shared_link_uses_the_target)
                           hi);
         }
         else {
-            /* Issue 31 asks 0.95 of the best fixed level at a target of
-             * 94.  Without ISA-L it was 0.83 until stop 34, the load
-             * swinging 31-100 %: each climb looked like a jump over the
-             * smoothed load and was halved (now 0.953). */
+            /* 0.95 of the best fixed level at a target of 94, also
+             * without ISA-L: a climb taken for a jump over the smoothed
+             * load and halved swings the load 31-100 % (0.83). */
             ck_assert_msg(adaptive >= 0.95 * fixed,
                           "%.3f of the best fixed level", adaptive / fixed);
         }
@@ -428,7 +427,7 @@ START_TEST(limit_ceiling_winds_up_nothing)
 }
 END_TEST
 
-/* Issue 31's cell at a target of 94 (the limit at 99/97) with samples as
+/* The shared-link cell at a target of 94 (the limit at 99/97) with samples as
  * noisy as a 1 Gbit/s link makes them: samples over OFF trip the limit
  * now and then, and the pause's own sample reads low (nothing was
  * compressed in it).  The budget after a pause stays under the one that
@@ -586,9 +585,8 @@ END_TEST
 
 /* A start behind a 100 Mbit/s link (50 KB book pages, the core a tenth
  * busy at the floor): the budget climbs from the cheapest rungs to what
- * the link wants in a few samples, not a dozen (issue 31: the first
- * seconds served 0.93 of the best fixed level while it doubled at most
- * per sample).  Only the start: a lull later (the clients' demand down
+ * the link wants in a few samples, not a dozen (doubling at most per
+ * sample, the first seconds served 0.93 of the best fixed level).  Only the start: a lull later (the clients' demand down
  * to a trickle for a few seconds) reads as far under the goal too, and a
  * budget raised fast through it would meet the traffic's return at the
  * top. */
@@ -710,10 +708,10 @@ static double one_sample_over_off(double share, double eligible,
  * 10 KB, and six samples of doubling served nearly identity).  Where compression is
  * what fills the core (60 %), the budget the model finds is followed,
  * halved (a saturated sample understates the demand) and at least by
- * half.  (Until stop 31 the model held the rest of the load fixed and
- * went to 0.09 ns/B here; since, cutting compression behind a link also
- * serves fewer requests, whose work falls with them: the model stops
- * at about 1.8 ns/B, and the cut at 0.91.)  After a sample near the
+ * half.  (Cutting compression behind a link also serves fewer requests,
+ * whose work falls with them: the model stops at about 1.8 ns/B, and the
+ * cut at 0.91; a model that held the rest of the load fixed went to 0.09
+ * ns/B here.)  After a sample near the
  * goal (80 %) the same sample is a peak, not saturation: the model's
  * step, no halving, at most the clamp's fourfold cut. */
 START_TEST(over_off_cut_is_bounded_behind_a_link)
