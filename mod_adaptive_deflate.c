@@ -92,6 +92,9 @@ static int adf_fixups(request_rec *r)
                                                     &adaptive_deflate_module);
     int rv;
 
+    if (adf_access_asked(r)) {
+        return DECLINED;    /* asked about: nothing is served */
+    }
     if (adf_conf_enabled(dc) || adf_conf_precompressed(dc)) {
         adf_cond_for_handler(r, adf_dict_held);
     }

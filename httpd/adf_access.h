@@ -20,14 +20,20 @@
  * name: its rules are those of its name).  Every check runs, also where
  * the URL's merged configuration is the one r was let in under (httpd
  * skips them there for a subrequest of its own; a Require expr on the
- * URL would not be asked): a client's credentials are checked again,
- * and rules on SetEnvIf's variables see those of the URL asked about. */
+ * URL would not be asked): a client's credentials are checked again.
+ * To httpd's rules it is the request the client would send for uri:
+ * its own request line, no subrequest ([NS], IS_SUBREQ), the variables
+ * this request came in with and SetEnvIf's for uri. */
 int adf_access_may_read(request_rec *r, const char *uri,
                         const char *filename);
 
-/* The hooks that give the subrequest the environment a request the
- * client sent for that URL would have (SetEnvIf's variables), and, after
- * each configuration read, finding mod_setenvif's pass. */
+/* Is r the request adf_access_may_read asks about (while it is made, it
+ * is no subrequest to httpd's rules: this module's hooks leave it be)? */
+int adf_access_asked(const request_rec *r);
+
+/* The hooks that make the subrequest the request a client would send
+ * for that URL, and, after each configuration read, finding
+ * mod_setenvif's pass. */
 void adf_access_register_hooks(void);
 void adf_access_post_config(void);
 

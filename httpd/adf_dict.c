@@ -467,6 +467,7 @@ static const adf_dict_t *lookup(request_rec *r, const adf_accept_t *acc,
         if (!memcmp(d->dict.hash, hash, sizeof(hash))
             && adf_dict_pattern_matches(d->match, path)) {
             st = adf_req(r);
+            st->dict_private = 1;
             return may_fetch(r, d) && take(r, dc, &d->dict, NULL,
                                            &st->dict_kept)
                    ? &st->dict_kept : NULL;
@@ -486,6 +487,7 @@ static const adf_dict_t *lookup(request_rec *r, const adf_accept_t *acc,
                 return NULL;    /* damaged: removed */
             }
             st->kept = k;
+            st->dict_private = k->elsewhere;
             if (kept_delta(r, dc, st, k)) {
                 return NULL;    /* the swap serves it, stored */
             }
@@ -507,7 +509,7 @@ const adf_dict_t *adf_dict_for(request_rec *r, const adf_accept_t *acc,
     /* Most requests name no dictionary: nothing is looked up or kept.  A
      * subrequest's body is its main request's to code (and one asks
      * whether a dictionary may be used: adf_access_may_read). */
-    if (!adf_config_dicts_used() || r->main
+    if (!adf_config_dicts_used() || r->main || adf_access_asked(r)
         || !apr_table_get(r->headers_in, "Available-Dictionary")) {
         if (named) {
             *named = 0;

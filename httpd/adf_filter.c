@@ -788,6 +788,18 @@ static void vary(request_rec *r, const adf_resp_fields_t *h)
     }
 }
 
+/* An answer coded against a dictionary that is no earlier version of
+ * its file is this client's: the access check on the dictionary's URL
+ * let it have it, and a shared cache must not give it to one the check
+ * refuses (Vary names no client).  A 304 for it, too. */
+static void dict_private(request_rec *r, const adf_req_t *st,
+                         adf_coding_e c)
+{
+    if (st->dict_private && adf_coding(c)->needs_dict) {
+        adf_private_to_client(r);
+    }
+}
+
 /* A precompressed sibling or a cache entry goes out as its own bytes with
  * validators of its own, unless the response's own headers, set after the
  * swap (mod_headers), say F goes out as it is. */
@@ -832,6 +844,7 @@ static apr_status_t send_stored(ap_filter_t *f, apr_bucket_brigade *bb,
     if (adf_coding(d.coding)->needs_dict) {
         adf_note(r, "dictionary", "hit");   /* a delta, kept */
     }
+    dict_private(r, st, d.coding);
     if_range(r);
     note_decision(r, &d, "-");
     return step_aside(f, bb);
@@ -944,6 +957,9 @@ static apr_status_t start(ap_filter_t *f, apr_bucket_brigade *bb)
         if (len >= 0 || d.coding == ADF_IDENTITY) {
             adf_shm_count_eligible(len, slow);
         }
+    }
+    if (d.coding != ADF_IDENTITY) {
+        dict_private(r, st, d.coding);
     }
     if (d.coding == ADF_IDENTITY || r->status == HTTP_NOT_MODIFIED) {
         /* Nothing to compress.  A 304 names what the client keeps; the

@@ -181,3 +181,95 @@ void adf_etag_set(request_rec *r, const char *tag)
     apr_table_unset(r->err_headers_out, "ETag");
     apr_table_setn(r->headers_out, "ETag", tag);
 }
+
+/* Cache-Control's value v without "public" and "s-maxage" (quoted
+ * strings kept whole), with "private": NULL where it is that already. */
+static const char *private_of(apr_pool_t *p, const char *v)
+{
+    /* (", " may stand where a bare "," did) */
+    char *out = apr_palloc(p, 2 * strlen(v) + sizeof(", private"));
+    char *o = out;
+    const char *s = v;
+    int has = 0, changed = 0;
+
+    while (*s) {
+        const char *b, *e;
+        int q = 0;
+        apr_size_t n;
+
+        while (*s == ',' || apr_isspace(*s)) {
+            s++;
+        }
+        for (b = e = s; *e && (q || *e != ','); e++) {
+            if (*e == '"' && (e == b || e[-1] != '\\')) {
+                q = !q;
+            }
+        }
+        s = e;
+        for (n = e - b; n && apr_isspace(b[n - 1]); n--) {
+        }
+        if (!n) {
+            continue;
+        }
+        if ((n == 6 && !strncasecmp(b, "public", 6))
+            || (n >= 8 && !strncasecmp(b, "s-maxage", 8)
+                && (n == 8 || b[8] == '=' || apr_isspace(b[8])))) {
+            changed = 1;
+            continue;
+        }
+        has |= n == 7 && !strncasecmp(b, "private", 7);
+        if (o > out) {
+            *o++ = ',';
+            *o++ = ' ';
+        }
+        memcpy(o, b, n);
+        o += n;
+    }
+    if (has && !changed) {
+        return NULL;
+    }
+    if (!has) {
+        strcpy(o, o > out ? ", private" : "private");
+    }
+    else {
+        *o = '\0';
+    }
+    return out;
+}
+
+static int private_in(void *data, const char *key, const char *val)
+{
+    apr_array_header_t *vals = data;
+
+    (void)key;
+    APR_ARRAY_PUSH(vals, const char *) = val;
+    return 1;
+}
+
+/* t's Cache-Control lines as one, private_of; where t has none, "private"
+ * if add. */
+static void make_private(apr_pool_t *p, apr_table_t *t, int add)
+{
+    apr_array_header_t *vals = apr_array_make(p, 2, sizeof(const char *));
+    const char *v;
+
+    apr_table_do(private_in, vals, t, "Cache-Control", NULL);
+    if (!vals->nelts) {
+        if (add) {
+            apr_table_setn(t, "Cache-Control", "private");
+        }
+        return;
+    }
+    v = apr_array_pstrcat(p, vals, ',');
+    if ((v = private_of(p, v))) {
+        apr_table_setn(t, "Cache-Control", v);
+    }
+}
+
+void adf_private_to_client(request_rec *r)
+{
+    /* "Header always" lines live in err_headers_out: both go out */
+    make_private(r->pool, r->err_headers_out, 0);
+    make_private(r->pool, r->headers_out,
+                 !apr_table_get(r->err_headers_out, "Cache-Control"));
+}

@@ -55,4 +55,9 @@ const char *adf_etag_of(const request_rec *r);
 /* The response's one tag, in place of any it had. */
 void adf_etag_set(request_rec *r, const char *tag);
 
+/* The response is its client's alone: Cache-Control says "private" (in
+ * place of "public" and "s-maxage", which would let a shared cache store
+ * it for others), in whichever table carries the field. */
+void adf_private_to_client(request_rec *r);
+
 #endif /* ADF_HEADERS_H */

@@ -32,6 +32,10 @@ typedef struct {
     int dict_looked;        /* dict and dict_named are known */
     int dict_over_stored;   /* the swap passed over stored bytes for it:
                              * the filter must code against it */
+    int dict_private;       /* dict is no earlier version of this file
+                             * (a configured one, another file's): an
+                             * answer against it is this client's, as
+                             * the access check on its URL said */
     adf_coding_e dict_alt;  /* what would have gone out without dict */
     int dict_alt_level;
     struct adf_cache_kept_t *kept;  /* the version the client named, as

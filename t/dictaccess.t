@@ -19,7 +19,7 @@ use File::Path ();
 use MIME::Base64 qw(encode_base64);
 use ADFTest;
 
-plan tests => 46;
+plan tests => 69;
 
 my $z = built('zstd');
 my $root = docroot();
@@ -72,6 +72,9 @@ sub kept_for {
              ->header('Use-As-Dictionary') // '') ne '';
     }, $z ? 60 : 5, 1);
 }
+
+# A response's Cache-Control, or '-'.
+sub cache_control { $_[0]->header('Cache-Control') // '-' }
 
 # What a response tells its reader: status, coding, length, tag.
 sub seen {
@@ -127,12 +130,17 @@ sub alices_beside_anyones {
 my ($secret, $public) = alices_beside_anyones('by a <Files> rule',
     '/dictaccess/reports', 'report-2025.txt', 'report-2024.txt');
 # alice may read it: she is answered against it
+my $alice = fetch('/dictaccess/reports/report-2024.txt',
+                  'Accept-Encoding' => $ae,
+                  'Available-Dictionary' => available_dictionary($secret),
+                  auth('alice'));
 answered_against('... while alice, who may read it, gets dcz against it',
-                 fetch('/dictaccess/reports/report-2024.txt',
-                       'Accept-Encoding' => $ae,
-                       'Available-Dictionary' => available_dictionary($secret),
-                       auth('alice')),
-                 $secret, $public);
+                 $alice, $secret, $public);
+# Vary names no client: a shared cache must not give her answer to one
+# the check refuses
+ok t_cmp(cache_control($alice),
+         $z ? 'max-age=60, private' : 'public, max-age=60, s-maxage=600',
+         '... for her alone (Cache-Control, public no more)');
 
 # ---- one section, a rule on the URL ----------------------------------------------
 # A Require expr on the URL, in the section that lets anyone read the
@@ -151,6 +159,27 @@ alices_beside_anyones("by its directory's SetEnvIf", '/dictaccess/envdir',
                       'memo-2025.txt', 'memo-2024.txt');
 alices_beside_anyones('while a SetEnvIf opens the other one',
                       '/dictaccess/grant', 'file-2025.txt', 'file-2024.txt');
+
+# ---- rules a subrequest would not meet -------------------------------------------
+# The check is the request a client would send for the version's URL:
+# its own request line, no subrequest to mod_rewrite, and none of the
+# variables an internal redirect on the way to this request set.
+alices_beside_anyones('by a rule on the request line', '/dictaccess/line',
+                      'page-2025.txt', 'page-2024.txt');
+alices_beside_anyones('by a rewrite that skips subrequests', '/dictaccess/ns',
+                      'note-2025.txt', 'note-2024.txt');
+{
+    my %data = map { $_ => text(unpack('%32C*', $_), 300) }
+               'sheet-2025.txt', 'sheet-2024.txt';
+    deploy("$root/dictaccess/redir/$_", $data{$_}) for keys %data;
+    ok t_cmp(join(' ', fetch('/dictaccess/redir/sheet-2024.txt')->code,
+                       fetch('/dictaccess/redir/view-2025')->code),
+             '403 401', 'sheets only through their views, 2025 alice\'s');
+    ok t_cmp(kept_for('/dictaccess/redir/view-2025', auth('alice')) ? 1 : 0,
+             $z ? 1 : 0, '... alice got hers, and it is kept');
+    same_for_any_guess('an anonymous view of 2024, through the redirect',
+                       '/dictaccess/redir/view-2024', $data{'sheet-2025.txt'});
+}
 
 # ---- two tenants, one layout -------------------------------------------------------
 # tenants/1001 is alice's site, tenants/1002 anyone's; each has /app.js.
@@ -180,13 +209,24 @@ ok t_cmp($r->header('Link') // '-', '-',
 same_for_any_guess('... nor used for one', '/dyn/page.html', $dict);
 $r = fetch('/dyn/page.html', 'Accept-Encoding' => $ae, auth('alice'));
 ok t_cmp($r->header('Link') // '-',
-         $z ? '</dictionaries/site.dict>; rel="compression-dictionary"' : '-',
-         '... while alice is told of it');
-answered_against('... and answered against it',
-                 fetch('/dyn/page.html', 'Accept-Encoding' => $ae,
-                       'Available-Dictionary' => available_dictionary($dict),
-                       auth('alice')),
-                 $dict, $page);
+         $z ? '</dictionaries/site.dict>; rel="compression-dictionary", '
+              . '</dictionaries/line.dict>; rel="compression-dictionary"' : '-',
+         '... while alice is told of it (and of the one below)');
+$r = fetch('/dyn/page.html', 'Accept-Encoding' => $ae,
+           'Available-Dictionary' => available_dictionary($dict),
+           auth('alice'));
+answered_against('... and answered against it', $r, $dict, $page);
+ok t_cmp(cache_control($r), $z ? 'private' : '-', '... for her alone');
+
+# ... and one behind a rule on its request line
+my $lpage = slurp("$root/index.html") x 5;
+deploy("$root/tenants/1001/htdocs/dynline/page.html", $lpage);
+ok t_cmp(fetch('/dictionaries/line.dict')->code, 401,
+         'a configured dictionary for alice only, by its request line');
+$r = fetch('/dynline/page.html', 'Accept-Encoding' => $ae);
+ok t_cmp($r->header('Link') // '-', '-',
+         '... is not linked for a client who may not fetch it');
+same_for_any_guess('... nor used for one', '/dynline/page.html', $dict);
 
 # ---- per-user directories -----------------------------------------------------------
 # users/N/settings.json is user uN's alone.
@@ -206,6 +246,8 @@ $r = fetch('/dictaccess/users/1001/settings.json', 'Accept-Encoding' => $ae,
            auth('u1001'));
 answered_against("... and u1001's next version goes out against it", $r,
                  $set{1001}, $next);
+ok t_cmp(cache_control($r), '-',
+         "... for any cache: its own file's earlier version");
 # Its revalidation is checked once: the subrequest that asks whether
 # u1001 may read the version is no request that names a dictionary.
 my $recursed = log_count(qr/AH00125/);

@@ -855,6 +855,7 @@ int adf_cache_dict_find(request_rec *r, const adf_dir_conf_t *dc,
         return 0;
     }
     k->len = (apr_size_t)len;
+    k->elsewhere = strcmp(o.path, path) != 0;
     memcpy(k->hash, hash, ADF_DIGEST_LEN);
     return 1;
 }

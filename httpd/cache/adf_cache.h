@@ -98,6 +98,8 @@ typedef struct adf_cache_kept_t {
     apr_uint64_t id;            /* a hash of its identity (inode, size,
                                  * times): changes with its bytes */
     apr_size_t len;             /* its bytes (before their record) */
+    int elsewhere;              /* kept from another file than the one
+                                 * asked about */
     unsigned char hash[ADF_DICT_HASH_LEN];
 } adf_cache_kept_t;
 
