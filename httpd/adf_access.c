@@ -5,6 +5,7 @@
 #include <http_config.h>
 #include <http_protocol.h>
 #include <http_request.h>
+#include <http_ssl.h>
 #include <httpd.h>
 
 #include <string.h>
@@ -24,13 +25,60 @@
  * rules (its header_parser hook then runs it with the sections'). */
 static ap_HOOK_post_read_request_t *setenvif_pass;
 
+/* Modules whose hooks find the state their post_read_request hook left
+ * for the request by walking r->main and r->prev to the request the
+ * client sent (mod_auth_digest: its parsed Authorization; without it,
+ * its authentication of the request asked about writes through NULL).
+ * That request's slot is copied to the one asked about. */
+static const char *const walk_to_main[] = { "mod_auth_digest.c", NULL };
+static module *walkers[sizeof(walk_to_main) / sizeof(walk_to_main[0])];
+
+/* Does a section set what mod_ssl renegotiates a connection for (the
+ * client's certificate, the ciphers)?  The request asked about would
+ * renegotiate the client's connection, in the middle of a request it
+ * never sent for that URL (TLS 1.2; TLS 1.3 refuses), and the answer
+ * would tell a right guess from a wrong one: on TLS, no version of
+ * another file is used then.  (A .htaccess file is not seen here.) */
+static int ssl_sections;
+
+static int renegotiates(const ap_directive_t *d, int in_section)
+{
+    static const char *const sections[] = {
+        "<Directory", "<DirectoryMatch", "<Location", "<LocationMatch",
+        "<Files", "<FilesMatch", "<If", "<ElseIf", "<Else", NULL
+    };
+    static const char *const reneg[] = {
+        "SSLVerifyClient", "SSLVerifyDepth", "SSLCipherSuite", NULL
+    };
+    int i, sub;
+
+    for (; d; d = d->next) {
+        for (i = 0; in_section && reneg[i]; i++) {
+            if (!strcasecmp(d->directive, reneg[i])) {
+                return 1;
+            }
+        }
+        for (i = 0, sub = in_section; !sub && sections[i]; i++) {
+            sub = !strcasecmp(d->directive, sections[i]);
+        }
+        if (d->first_child && renegotiates(d->first_child, sub)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void adf_access_post_config(void)
 {
     apr_array_header_t *hooks = ap_hook_get_post_read_request();
     const ap_LINK_post_read_request_t *h;
     int i;
 
+    ssl_sections = renegotiates(ap_conftree, 0);
     setenvif_pass = NULL;       /* a restart may load it elsewhere */
+    for (i = 0; walk_to_main[i]; i++) {
+        walkers[i] = ap_find_linked_module(walk_to_main[i]);
+    }
     if (!hooks) {
         return;
     }
@@ -72,8 +120,9 @@ int adf_access_asked(const request_rec *r)
  * this one would open that one), then SetEnvIf's server-wide rules. */
 static int as_asked(request_rec *r)
 {
-    request_rec *m = r->main;
+    request_rec *m = r->main, *top;
     void *v = NULL, *env = NULL;
+    int i;
 
     if (m) {
         apr_pool_userdata_get(&v, ASKING, m->pool);
@@ -83,6 +132,16 @@ static int as_asked(request_rec *r)
     }
     apr_pool_userdata_setn(m, ASKED, NULL, r->pool);
     r->main = NULL;
+    for (top = m; top->main || top->prev; top = top->main ? top->main
+                                                           : top->prev) {
+    }
+    for (i = 0; walk_to_main[i]; i++) {
+        if (walkers[i]) {
+            ap_set_module_config(r->request_config, walkers[i],
+                                 ap_get_module_config(top->request_config,
+                                                      walkers[i]));
+        }
+    }
     r->the_request = apr_pstrcat(r->pool, "GET ", r->unparsed_uri, " ",
                                  m->protocol, NULL);
     r->protocol = m->protocol;
@@ -110,7 +169,9 @@ int adf_access_may_read(request_rec *r, const char *uri,
     request_rec *sub;
     int ok;
 
-    if (!uri || *uri != '/' || !filename || adf_access_asked(r)) {
+    if (!uri || *uri != '/' || !filename || adf_access_asked(r)
+        || (ssl_sections && ap_ssl_conn_is_ssl(r->connection)
+            && (!r->filename || strcmp(filename, r->filename)))) {
         return 0;
     }
     apr_pool_userdata_setn(r, ASKING, NULL, r->pool);

@@ -16,10 +16,11 @@ use Apache::Test;
 use Apache::TestRequest ();
 use Apache::TestUtil;
 use File::Path ();
+use Digest::MD5 qw(md5_hex);
 use MIME::Base64 qw(encode_base64);
 use ADFTest;
 
-plan tests => 69;
+plan tests => 74;
 
 my $z = built('zstd');
 my $root = docroot();
@@ -179,6 +180,29 @@ alices_beside_anyones('by a rewrite that skips subrequests', '/dictaccess/ns',
              $z ? 1 : 0, '... alice got hers, and it is kept');
     same_for_any_guess('an anonymous view of 2024, through the redirect',
                        '/dictaccess/redir/view-2024', $data{'sheet-2025.txt'});
+}
+
+# ---- Digest authentication ------------------------------------------------------
+# Its check of the version finds the request's parsed credentials through
+# the request the client sent; alice authenticates by Digest (LWP answers
+# the challenge with the username and password Apache::TestRequest has).
+{
+    my $realm = 'dictaccess-digest';
+    my $hd = serverroot() . '/logs/dictaccess.htdigest';
+    spew($hd, join '', map { "$_:$realm:" . md5_hex("$_:$realm:pw-$_") . "\n" }
+                       qw(alice bob));
+    chmod 0644, $hd;
+    my %data = map { $_ => text(unpack('%32C*', $_), 300) }
+               'memo-2025.txt', 'memo-2024.txt';
+    deploy("$root/dictaccess/digest/$_", $data{$_}) for keys %data;
+    ok t_cmp(fetch('/dictaccess/digest/memo-2025.txt')->code, 401,
+             'memo-2025.txt is for alice only, by Digest authentication');
+    ok t_cmp(kept_for('/dictaccess/digest/memo-2025.txt',
+                      username => 'alice', password => 'pw-alice') ? 1 : 0,
+             $z ? 1 : 0, '... alice got it, and it is kept as a dictionary');
+    same_for_any_guess('an anonymous request for memo-2024.txt',
+                       '/dictaccess/digest/memo-2024.txt',
+                       $data{'memo-2025.txt'});
 }
 
 # ---- two tenants, one layout -------------------------------------------------------
