@@ -37,8 +37,8 @@ static module *walkers[sizeof(walk_to_main) / sizeof(walk_to_main[0])];
  * client's certificate, the ciphers)?  The request asked about would
  * renegotiate the client's connection, in the middle of a request it
  * never sent for that URL (TLS 1.2; TLS 1.3 refuses), and the answer
- * would tell a right guess from a wrong one: on TLS, no version of
- * another file is used then.  (A .htaccess file is not seen here.) */
+ * would tell a right guess from a wrong one: on TLS, no version kept at
+ * another URL is used then.  (A .htaccess file is not seen here.) */
 static int ssl_sections;
 
 static int renegotiates(const ap_directive_t *d, int in_section)
@@ -136,10 +136,16 @@ static int as_asked(request_rec *r)
                                                            : top->prev) {
     }
     for (i = 0; walk_to_main[i]; i++) {
-        if (walkers[i]) {
-            ap_set_module_config(r->request_config, walkers[i],
-                                 ap_get_module_config(top->request_config,
-                                                      walkers[i]));
+        void *state = walkers[i] ? ap_get_module_config(top->request_config,
+                                                        walkers[i]) : NULL;
+
+        if (walkers[i] && !state) {
+            /* that request never ran its hooks (a 400 before them, then
+             * an ErrorDocument): the module would write through NULL */
+            return HTTP_FORBIDDEN;
+        }
+        if (state) {
+            ap_set_module_config(r->request_config, walkers[i], state);
         }
     }
     r->the_request = apr_pstrcat(r->pool, "GET ", r->unparsed_uri, " ",
@@ -171,7 +177,8 @@ int adf_access_may_read(request_rec *r, const char *uri,
 
     if (!uri || *uri != '/' || !filename || adf_access_asked(r)
         || (ssl_sections && ap_ssl_conn_is_ssl(r->connection)
-            && (!r->filename || strcmp(filename, r->filename)))) {
+            && (!r->filename || strcmp(filename, r->filename)
+                || strcmp(uri, r->uri)))) {
         return 0;
     }
     apr_pool_userdata_setn(r, ASKING, NULL, r->pool);

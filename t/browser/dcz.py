@@ -299,10 +299,19 @@ DocumentRoot "{w}/htdocs"
         return out
 
     def find(self, start, pred):
-        for i, r in enumerate(self.lines()[start:]):
-            if pred(r):
-                return start + i, r
-        return None
+        """The first log line from START that PRED accepts, as (index,
+        fields), or None.  httpd logs a request once its response is
+        sent: chromium may have run the script before the line is
+        there, so for up to 5 s the log is read again."""
+        found = []
+
+        def once():
+            for i, r in enumerate(self.lines()[start:]):
+                if pred(r):
+                    found.append((start + i, r))
+                    return True
+            return False
+        return found[0] if wait_for(once, 5, 0.1) else None
 
     def mark(self):
         return len(self.lines())
