@@ -38,34 +38,45 @@ static module *walkers[sizeof(walk_to_main) / sizeof(walk_to_main[0])];
  * renegotiate the client's connection, in the middle of a request it
  * never sent for that URL (TLS 1.2; TLS 1.3 refuses), and the answer
  * would tell a right guess from a wrong one: on TLS, no version kept at
- * another URL is used then.  (A .htaccess file is not seen here.) */
+ * another URL is used then (SSL_IN_PATHS); where the section is an <If>
+ * (on a query string, a method: the check is a GET of the bare URL, no
+ * request the client sent), none at all (SSL_IN_IF).  A .htaccess file
+ * is not seen here. */
+#define SSL_IN_PATHS 1
+#define SSL_IN_IF 2
 static int ssl_sections;
 
-static int renegotiates(const ap_directive_t *d, int in_section)
+static int renegotiates(const ap_directive_t *d, int in)
 {
-    static const char *const sections[] = {
+    static const char *const paths[] = {
         "<Directory", "<DirectoryMatch", "<Location", "<LocationMatch",
-        "<Files", "<FilesMatch", "<If", "<ElseIf", "<Else", NULL
+        "<Files", "<FilesMatch", NULL
     };
+    static const char *const ifs[] = { "<If", "<ElseIf", "<Else", NULL };
     static const char *const reneg[] = {
         "SSLVerifyClient", "SSLVerifyDepth", "SSLCipherSuite", NULL
     };
-    int i, sub;
+    int i, found = 0;
 
     for (; d; d = d->next) {
-        for (i = 0; in_section && reneg[i]; i++) {
+        int sub = in;
+
+        for (i = 0; in && reneg[i]; i++) {
             if (!strcasecmp(d->directive, reneg[i])) {
-                return 1;
+                found |= in & SSL_IN_IF ? SSL_IN_IF : SSL_IN_PATHS;
             }
         }
-        for (i = 0, sub = in_section; !sub && sections[i]; i++) {
-            sub = !strcasecmp(d->directive, sections[i]);
+        for (i = 0; paths[i]; i++) {
+            sub |= strcasecmp(d->directive, paths[i]) ? 0 : SSL_IN_PATHS;
         }
-        if (d->first_child && renegotiates(d->first_child, sub)) {
-            return 1;
+        for (i = 0; ifs[i]; i++) {
+            sub |= strcasecmp(d->directive, ifs[i]) ? 0 : SSL_IN_IF;
+        }
+        if (d->first_child) {
+            found |= renegotiates(d->first_child, sub);
         }
     }
-    return 0;
+    return found;
 }
 
 void adf_access_post_config(void)
@@ -177,8 +188,8 @@ int adf_access_may_read(request_rec *r, const char *uri,
 
     if (!uri || *uri != '/' || !filename || adf_access_asked(r)
         || (ssl_sections && ap_ssl_conn_is_ssl(r->connection)
-            && (!r->filename || strcmp(filename, r->filename)
-                || strcmp(uri, r->uri)))) {
+            && ((ssl_sections & SSL_IN_IF) || !r->filename
+                || strcmp(filename, r->filename) || strcmp(uri, r->uri)))) {
         return 0;
     }
     apr_pool_userdata_setn(r, ASKING, NULL, r->pool);
