@@ -92,7 +92,7 @@ static int adf_fixups(request_rec *r)
                                                     &adaptive_deflate_module);
     int rv;
 
-    if (adf_access_asked(r)) {
+    if (adf_config_dicts_used() && adf_access_asked(r)) {
         return DECLINED;    /* asked about: nothing is served */
     }
     if (adf_conf_enabled(dc) || adf_conf_precompressed(dc)) {

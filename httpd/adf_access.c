@@ -1,5 +1,6 @@
 /* A subrequest's verdict on another resource; see adf_access.h. */
 #include "adf_access.h"
+#include "adf_config.h"
 
 #include <apr_strings.h>
 #include <http_config.h>
@@ -103,7 +104,8 @@ void adf_access_post_config(void)
 
 static int keep_env(request_rec *r)
 {
-    if (!r->prev && !r->main) {
+    /* (only a server with dictionaries ever asks) */
+    if (adf_config_dicts_used() && !r->prev && !r->main) {
         apr_pool_userdata_setn(apr_table_copy(r->pool, r->subprocess_env),
                                ENV_AT_READ, NULL, r->pool);
     }
